@@ -1,0 +1,92 @@
+// In-memory query history.
+#include "actors/control/history_store.hpp"
+
+#include <caf/all.hpp>
+#include <nlohmann/json.hpp>
+
+namespace qf {
+
+namespace {
+
+nlohmann::json json_of(const query_record& r) {
+  auto trace = nlohmann::json::parse(r.routing_trace, nullptr, false);
+  return {
+    {"proxyQueryId", r.proxy_query_id},
+    {"user", r.user},
+    {"source", r.source},
+    {"catalog", r.catalog},
+    {"schema", r.schema},
+    {"clusterGroup", r.cluster_group},
+    {"clusterName", r.cluster_name},
+    {"engineType", r.engine_type},
+    {"protocol", r.protocol},
+    {"sql", r.sql},
+    {"status", r.status},
+    {"errorMessage", r.error_message.empty() ? nlohmann::json(nullptr)
+                                             : nlohmann::json(r.error_message)},
+    {"routingTrace", trace.is_discarded() ? nlohmann::json(nullptr) : trace},
+    {"createdAtMs", r.created_at_ms},
+    {"startedAtMs", r.started_at_ms},
+    {"finishedAtMs", r.finished_at_ms},
+    {"queueDurationMs", r.queue_duration_ms},
+    {"executionDurationMs", r.execution_duration_ms},
+    {"rowsReturned", r.rows_returned},
+  };
+}
+
+bool matches(const query_record& r, const history_filter& f) {
+  auto same = [](const std::string& want, const std::string& have) {
+    return want.empty() || want == have;
+  };
+  return same(f.user, r.user) && same(f.cluster_group, r.cluster_group)
+         && same(f.cluster_name, r.cluster_name) && same(f.status, r.status)
+         && (f.search.empty() || r.sql.find(f.search) != std::string::npos)
+         && (f.from_ms == 0 || r.created_at_ms >= f.from_ms)
+         && (f.to_ms == 0 || r.created_at_ms <= f.to_ms);
+}
+
+} // namespace
+
+std::string to_json(const query_record& r) {
+  return json_of(r).dump(-1, ' ', false,
+                         nlohmann::json::error_handler_t::replace);
+}
+
+caf::behavior history_store(caf::stateful_actor<history_store_state>* self,
+                            size_t capacity) {
+  self->state.capacity = std::max<size_t>(capacity, 1);
+  return {
+    [self](atom::record, query_record& r) {
+      auto& st = self->state;
+      if (!st.ids.insert(r.proxy_query_id).second)
+        return;
+      st.records.push_front(std::move(r));
+      while (st.records.size() > st.capacity) {
+        st.ids.erase(st.records.back().proxy_query_id);
+        st.records.pop_back();
+      }
+    },
+    [self](atom::list, const history_filter& f) {
+      auto out = nlohmann::json::array();
+      size_t total = 0;
+      for (const auto& r : self->state.records) {
+        if (!matches(r, f))
+          continue;
+        if (total >= f.offset && out.size() < f.limit)
+          out.push_back(json_of(r));
+        ++total;
+      }
+      nlohmann::json page{{"total", total}, {"queries", std::move(out)}};
+      return page.dump(-1, ' ', false,
+                       nlohmann::json::error_handler_t::replace);
+    },
+    [self](atom::get, const std::string& id) -> caf::result<std::string> {
+      for (const auto& r : self->state.records)
+        if (r.proxy_query_id == id)
+          return to_json(r);
+      return make_error(errc::not_found, "no query " + id);
+    },
+  };
+}
+
+} // namespace qf

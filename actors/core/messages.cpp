@@ -1,0 +1,46 @@
+// Error construction and inspection for the "qf" category.
+#include "actors/core/messages.hpp"
+
+#include <caf/make_message.hpp>
+
+namespace qf {
+
+namespace {
+
+constexpr auto category = caf::atom("qf");
+
+} // namespace
+
+caf::error make_error(errc code, std::string message) {
+  return caf::error{static_cast<uint8_t>(code), category,
+                    caf::make_message(std::move(message))};
+}
+
+std::optional<errc> code_of(const caf::error& err) {
+  if (err.category() != category)
+    return std::nullopt;
+  return static_cast<errc>(err.code());
+}
+
+std::string message_of(const caf::error& err) {
+  const auto& ctx = err.context();
+  if (ctx.match_elements<std::string>())
+    return ctx.get_as<std::string>(0);
+  return caf::to_string(err);
+}
+
+errc from_engine(engines::error_kind kind) {
+  switch (kind) {
+    case engines::error_kind::syntax:
+      return errc::engine_syntax;
+    case engines::error_kind::user:
+      return errc::engine_user;
+    case engines::error_kind::cancelled:
+      return errc::cancelled;
+    case engines::error_kind::internal:
+      return errc::engine_internal;
+  }
+  return errc::engine_internal;
+}
+
+} // namespace qf

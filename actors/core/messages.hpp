@@ -1,0 +1,143 @@
+// The message vocabulary between QueryFlux actors: atoms, message structs
+// and errors. Everything here stays inside one process, so message types are
+// marked unsafe (never serialized) rather than given inspectors.
+#pragma once
+
+#include "engines/engine.hpp"
+#include "protocols/common/rows.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/error.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace qf {
+
+struct cluster_state;
+
+namespace atom {
+// CAF 0.17 atoms: at most 10 characters.
+using admit = caf::atom_constant<caf::atom("admit")>;
+using withdraw = caf::atom_constant<caf::atom("withdraw")>;
+using release = caf::atom_constant<caf::atom("release")>;
+using timeout = caf::atom_constant<caf::atom("timeout")>;
+using stats = caf::atom_constant<caf::atom("stats")>;
+using acquire = caf::atom_constant<caf::atom("acquire")>;
+using check = caf::atom_constant<caf::atom("check")>;
+using execute = caf::atom_constant<caf::atom("execute")>;
+using fetch = caf::atom_constant<caf::atom("fetch")>;
+using close = caf::atom_constant<caf::atom("close")>;
+using poll = caf::atom_constant<caf::atom("poll")>;
+using deadline = caf::atom_constant<caf::atom("deadline")>;
+using cancel = caf::atom_constant<caf::atom("cancel")>;
+using info = caf::atom_constant<caf::atom("info")>;
+using record = caf::atom_constant<caf::atom("record")>;
+using list = caf::atom_constant<caf::atom("list")>;
+using get = caf::atom_constant<caf::atom("get")>;
+using tick = caf::atom_constant<caf::atom("tick")>;
+using drain = caf::atom_constant<caf::atom("drain")>;
+} // namespace atom
+
+/// Errors that cross actor boundaries, in category "qf".
+enum class errc : uint8_t {
+  queue_full = 1,
+  queue_timeout,
+  cancelled,
+  group_disabled,
+  engine_unavailable,
+  engine_syntax,
+  engine_user,
+  engine_internal,
+  not_found,
+};
+
+caf::error make_error(errc code, std::string message);
+
+/// The code of a "qf" error, or nullopt for CAF's own errors.
+std::optional<errc> code_of(const caf::error& err);
+
+/// The human-readable message an error carries.
+std::string message_of(const caf::error& err);
+
+/// Maps an engine failure onto an error code.
+errc from_engine(engines::error_kind kind);
+
+/// A group's answer to admit: the cluster whose slot the query now holds.
+struct admission {
+  std::shared_ptr<cluster_state> cluster;
+};
+
+/// A connection lent by a cluster. The engine handle is there so that a
+/// cancel can interrupt the statement while the connection actor is busy.
+struct conn_lease {
+  caf::actor actor;
+  std::shared_ptr<engines::connection> engine;
+};
+
+struct result_columns {
+  std::vector<column> columns;
+};
+
+/// One batch of a statement's rows; more is false after the last batch.
+struct result_batch {
+  row_batch rows;
+  bool more = false;
+};
+
+/// What a Trino HTTP request gets back from a query actor.
+struct trino_reply {
+  int http_status = 200;
+  std::string body; // QueryResults or QueryInfo JSON
+};
+
+using trino_respond = std::function<void(trino_reply)>;
+
+/// One finished query, as history keeps it.
+struct query_record {
+  std::string proxy_query_id;
+  std::string user;
+  std::string source;
+  std::string catalog;
+  std::string schema;
+  std::string cluster_group;
+  std::string cluster_name;
+  std::string engine_type;
+  std::string protocol;
+  std::string sql;
+  std::string status; // Success, Failed, Cancelled, Denied
+  std::string error_message;
+  std::string routing_trace; // JSON
+  int64_t created_at_ms = 0; // Unix epoch
+  int64_t started_at_ms = 0; // execution start, 0 if it never ran
+  int64_t finished_at_ms = 0;
+  int64_t queue_duration_ms = 0;
+  int64_t execution_duration_ms = 0;
+  int64_t rows_returned = 0;
+};
+
+/// Which records GET /admin/queries lists.
+struct history_filter {
+  std::string search; // substring of the SQL
+  std::string user;
+  std::string cluster_group;
+  std::string cluster_name;
+  std::string status;
+  int64_t from_ms = 0;
+  int64_t to_ms = 0;
+  size_t limit = 100;
+  size_t offset = 0;
+};
+
+} // namespace qf
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::admission)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::conn_lease)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::result_columns)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::result_batch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::trino_respond)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::query_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::history_filter)

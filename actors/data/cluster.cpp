@@ -1,0 +1,129 @@
+// Health checks and connection pooling for one cluster.
+#include "actors/data/cluster.hpp"
+
+#include "actors/data/connection.hpp"
+#include "actors/node/metrics.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+namespace qf {
+
+namespace {
+
+using self_ptr = caf::stateful_actor<cluster_actor_state>*;
+
+void set_health(self_ptr self, health next) {
+  auto& st = self->state;
+  auto before = st.shared->status.exchange(next);
+  if (before != next) {
+    spdlog::info("cluster {}: {} -> {}", st.cfg.name, to_string(before),
+                 to_string(next));
+    st.stats->cluster_health(st.cfg.name, std::string{to_string(next)});
+    if (next == health::healthy)
+      st.shared->notify_groups(); // queued queries may run now
+  }
+  if (!st.first_check_reported) {
+    st.first_check_reported = true;
+    st.first_round->pending.fetch_sub(1);
+  }
+}
+
+void schedule_check(self_ptr self) {
+  auto& st = self->state;
+  // Up to 10% jitter keeps checks of many clusters from running in step.
+  auto delay = st.monitor.task_delay;
+  std::uniform_int_distribution<int64_t> jitter{0, delay.count() / 10};
+  self->delayed_send(self, delay + std::chrono::milliseconds(jitter(st.rng)),
+                     atom::check::value);
+}
+
+void run_check(self_ptr self) {
+  auto& state = self->state;
+  if (!state.checker)
+    state.checker = self->spawn<caf::detached>(health_checker, state.cfg);
+  self->request(state.checker, state.monitor.check_timeout, atom::check::value)
+    .then(
+      [self](health_ok& ok) {
+        self->state.db = std::move(ok.db);
+        set_health(self, health::healthy);
+        schedule_check(self);
+      },
+      [self](caf::error& err) {
+        auto& st = self->state;
+        spdlog::warn("cluster {}: health check failed: {}", st.cfg.name,
+                     message_of(err));
+        if (err == caf::sec::request_timeout) {
+          // The checker is stuck in a blocking call; let it die off.
+          self->send_exit(st.checker, caf::exit_reason::user_shutdown);
+          st.checker = nullptr;
+        }
+        set_health(self, health::unhealthy);
+        schedule_check(self);
+      });
+}
+
+} // namespace
+
+caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
+                            config::monitor monitor,
+                            std::shared_ptr<cluster_state> shared,
+                            std::shared_ptr<metrics> stats,
+                            std::shared_ptr<first_health_round> first_round) {
+  auto& state = self->state;
+  state.cfg = std::move(cfg);
+  state.monitor = monitor;
+  state.shared = std::move(shared);
+  state.stats = std::move(stats);
+  state.first_round = std::move(first_round);
+  state.stats->cluster_health(state.cfg.name,
+                           std::string{to_string(state.shared->status.load())});
+  if (state.cfg.enabled) {
+    state.first_round->pending.fetch_add(1);
+    self->send(self, atom::check::value);
+  }
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    auto& st = self->state;
+    for (auto& conn : st.connections)
+      self->send_exit(conn, msg.reason);
+    st.connections.clear();
+    st.idle.clear();
+    if (st.checker)
+      self->send_exit(st.checker, msg.reason);
+    self->quit(msg.reason);
+  });
+  return {
+    [self](atom::check) { run_check(self); },
+    [self](atom::acquire) -> caf::result<conn_lease> {
+      auto& st = self->state;
+      if (!st.db)
+        return make_error(errc::engine_unavailable,
+                          "cluster \"" + st.cfg.name + "\" is not reachable");
+      if (!st.idle.empty()) {
+        auto lease = std::move(st.idle.back());
+        st.idle.pop_back();
+        return lease;
+      }
+      try {
+        // Embedded engines connect in microseconds; no thread is held long.
+        std::shared_ptr<engines::connection> conn = st.db->connect();
+        auto actor = self->spawn<caf::detached>(connection_actor, conn);
+        st.connections.push_back(actor);
+        return conn_lease{actor, conn};
+      } catch (const std::exception& e) {
+        return make_error(errc::engine_unavailable, e.what());
+      }
+    },
+    [self](atom::release, conn_lease& lease, bool reusable) {
+      auto& st = self->state;
+      if (reusable && st.idle.size() < st.shared->limit) {
+        st.idle.push_back(std::move(lease));
+        return;
+      }
+      std::erase(st.connections, lease.actor);
+      self->send_exit(lease.actor, caf::exit_reason::user_shutdown);
+    },
+  };
+}
+
+} // namespace qf

@@ -1,0 +1,55 @@
+// The CLUSTER actor: the health cache entry of one backend cluster (checks on
+// a timer, each with its own timeout) and its pool of connection actors.
+#pragma once
+
+#include "actors/core/messages.hpp"
+#include "actors/data/cluster_state.hpp"
+#include "protocols/config/model.hpp"
+
+#include <caf/stateful_actor.hpp>
+
+#include <atomic>
+#include <memory>
+#include <random>
+#include <vector>
+
+namespace qf {
+
+class metrics;
+
+/// Counts clusters whose first health check has not finished yet.
+struct first_health_round {
+  std::atomic<int> pending{0};
+
+  bool done() const {
+    return pending.load() <= 0;
+  }
+};
+
+struct cluster_actor_state {
+  static inline const char* name = "cluster";
+  config::cluster cfg;
+  config::monitor monitor;
+  std::shared_ptr<cluster_state> shared;
+  std::shared_ptr<metrics> stats;
+  std::shared_ptr<first_health_round> first_round;
+  bool first_check_reported = false;
+  std::shared_ptr<engines::database> db;
+  caf::actor checker;
+  std::vector<conn_lease> idle;
+  /// Every connection actor alive, lent or idle: all end with the cluster.
+  std::vector<caf::actor> connections;
+  std::mt19937 rng{std::random_device{}()};
+};
+
+/// Handlers:
+/// - (acquire) -> conn_lease, or errc engine_unavailable;
+/// - (release, conn_lease, bool reusable): takes a connection back;
+/// - (check): INTERNAL, runs one health check and schedules the next.
+caf::behavior cluster_actor(caf::stateful_actor<cluster_actor_state>* self,
+                            config::cluster cfg, config::monitor monitor,
+                            std::shared_ptr<cluster_state> shared,
+                            std::shared_ptr<metrics> stats,
+                            std::shared_ptr<first_health_round> first_round);
+
+} // namespace qf

@@ -1,0 +1,59 @@
+// A cluster's live numbers, shared by its cluster actor (which owns health),
+// the groups that admit onto it and the queries that run on it. Atomics, so
+// admission never waits for a message round trip.
+#pragma once
+
+#include <caf/actor.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qf {
+
+/// The health cache states of the spec.
+enum class health { pending, healthy, unhealthy, unknown };
+
+std::string_view to_string(health h);
+
+struct cluster_state {
+  cluster_state(std::string name_, std::string engine_type_, uint32_t limit_,
+                bool enabled_)
+    : name(std::move(name_)),
+      engine_type(std::move(engine_type_)),
+      limit(limit_),
+      enabled(enabled_),
+      status(enabled_ ? health::pending : health::unknown) {
+    // nop
+  }
+
+  const std::string name;
+  const std::string engine_type;
+  /// maxRunningQueries: the cluster's own, else the smallest of its groups'.
+  const uint32_t limit;
+  std::atomic<bool> enabled;
+  std::atomic<health> status;
+  std::atomic<uint32_t> running{0};
+
+  /// The cluster actor: lends connections, runs health checks.
+  caf::actor actor;
+  /// Groups with this cluster as a member: told when a slot frees up.
+  std::vector<caf::actor> groups;
+
+  /// Enabled and HEALTHY: the only clusters that receive queries.
+  bool routable() const {
+    return enabled.load() && status.load() == health::healthy;
+  }
+
+  /// Takes a slot if one is free. Safe against concurrent groups.
+  bool try_acquire();
+
+  /// Returns a slot and tells every group that it may admit again.
+  void release();
+
+  /// Tells the groups that this cluster may take queries again.
+  void notify_groups() const;
+};
+
+} // namespace qf

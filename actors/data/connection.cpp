@@ -1,0 +1,84 @@
+// Blocking engine calls, confined to detached actors.
+#include "actors/data/connection.hpp"
+
+#include <caf/all.hpp>
+
+namespace qf {
+
+namespace {
+
+/// Runs f, turning whatever an engine throws into a "qf" error.
+template <class F>
+auto guarded(F f) -> caf::result<decltype(f())> {
+  try {
+    return f();
+  } catch (const engines::engine_error& e) {
+    return make_error(from_engine(e.kind()), e.what());
+  } catch (const std::exception& e) {
+    return make_error(errc::engine_internal, e.what());
+  }
+}
+
+} // namespace
+
+caf::behavior connection_actor(caf::stateful_actor<connection_state>* self,
+                               std::shared_ptr<engines::connection> conn) {
+  self->state.conn = std::move(conn);
+  return {
+    [self](atom::execute, const std::string& sql) {
+      auto& st = self->state;
+      st.cursor.reset();
+      return guarded([&] {
+        st.cursor = st.conn->execute(sql);
+        return result_columns{st.cursor->columns()};
+      });
+    },
+    [self](atom::fetch, uint32_t max_rows) {
+      auto& st = self->state;
+      return guarded([&] {
+        if (!st.cursor)
+          throw engines::engine_error(engines::error_kind::internal,
+                                      "no open result");
+        result_batch out;
+        try {
+          out.more = st.cursor->fetch(out.rows, max_rows);
+        } catch (...) {
+          st.cursor.reset();
+          throw;
+        }
+        if (!out.more)
+          st.cursor.reset();
+        return out;
+      });
+    },
+    [self](atom::close) { self->state.cursor.reset(); },
+  };
+}
+
+caf::behavior health_checker(caf::stateful_actor<health_checker_state>* self,
+                             config::cluster cfg) {
+  self->state.cfg = std::move(cfg);
+  return {
+    [self](atom::check) {
+      auto& st = self->state;
+      return guarded([&] {
+        if (!st.db)
+          st.db = engines::open_database(st.cfg);
+        if (!st.conn)
+          st.conn = st.db->connect();
+        try {
+          auto cur = st.conn->execute(st.cfg.health_check_query);
+          row_batch sink;
+          while (cur->fetch(sink, 256))
+            sink.cells.clear();
+        } catch (...) {
+          st.conn.reset(); // reconnect on the next check
+          throw;
+        }
+        return health_ok{st.db};
+      });
+    },
+  };
+}
+
+} // namespace qf

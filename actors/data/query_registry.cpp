@@ -1,0 +1,61 @@
+// Sharded id -> query actor map.
+#include "actors/data/query_registry.hpp"
+
+#include <functional>
+
+namespace qf {
+
+const query_registry::shard&
+query_registry::shard_of(const std::string& id) const {
+  return shards_[std::hash<std::string>{}(id) % shards_.size()];
+}
+
+query_registry::shard& query_registry::shard_of(const std::string& id) {
+  return shards_[std::hash<std::string>{}(id) % shards_.size()];
+}
+
+void query_registry::add(const std::string& id, caf::actor query) {
+  auto& s = shard_of(id);
+  std::lock_guard guard{s.mtx};
+  s.queries[id] = std::move(query);
+}
+
+void query_registry::remove(const std::string& id) {
+  auto& s = shard_of(id);
+  std::lock_guard guard{s.mtx};
+  s.queries.erase(id);
+}
+
+std::optional<caf::actor> query_registry::find(const std::string& id) const {
+  const auto& s = shard_of(id);
+  std::lock_guard guard{s.mtx};
+  auto i = s.queries.find(id);
+  if (i == s.queries.end())
+    return std::nullopt;
+  return i->second;
+}
+
+size_t query_registry::size() const {
+  size_t n = 0;
+  for (const auto& s : shards_) {
+    std::lock_guard guard{s.mtx};
+    n += s.queries.size();
+  }
+  return n;
+}
+
+} // namespace qf
+
+namespace qf {
+
+std::vector<caf::actor> query_registry::all() const {
+  std::vector<caf::actor> out;
+  for (const auto& s : shards_) {
+    std::lock_guard guard{s.mtx};
+    for (const auto& [id, query] : s.queries)
+      out.push_back(query);
+  }
+  return out;
+}
+
+} // namespace qf

@@ -1,0 +1,471 @@
+// One Trino statement from POST to its last page.
+#include "actors/data/trino_query.hpp"
+
+#include "protocols/common/json_writer.hpp"
+
+#include <caf/all.hpp>
+
+namespace qf {
+
+namespace {
+
+using self_ptr = caf::stateful_actor<trino_query_state>*;
+using phase = trino_query_state::phase;
+using clock = trino_query_state::clock;
+
+constexpr auto tick_interval = std::chrono::seconds(1);
+/// How long a finished query stays reachable for retried GETs.
+constexpr auto linger = std::chrono::seconds(10);
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+int64_t ms_between(clock::time_point from, clock::time_point to) {
+  if (from == clock::time_point{} || to == clock::time_point{})
+    return 0;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from)
+    .count();
+}
+
+trino::error_code trino_code(std::optional<errc> code) {
+  if (!code)
+    return trino::errors::generic_internal_error;
+  switch (*code) {
+    case errc::queue_full:
+      return trino::errors::query_queue_full;
+    case errc::queue_timeout:
+      return trino::errors::exceeded_time_limit;
+    case errc::cancelled:
+      return trino::errors::user_canceled;
+    case errc::group_disabled:
+    case errc::engine_unavailable:
+      return trino::errors::no_nodes_available;
+    case errc::engine_syntax:
+      return trino::errors::syntax_error;
+    case errc::engine_user:
+      return trino::errors::generic_user_error;
+    default:
+      return trino::errors::generic_internal_error;
+  }
+}
+
+std::string status_of(const trino::error_code& code) {
+  if (code.code == trino::errors::permission_denied.code)
+    return "Denied";
+  if (code.code == trino::errors::user_canceled.code
+      || code.code == trino::errors::abandoned_query.code)
+    return "Cancelled";
+  return "Failed";
+}
+
+void record(self_ptr self, const std::string& status) {
+  auto& st = self->state;
+  const auto& s = st.spec.session;
+  query_record r;
+  r.proxy_query_id = st.spec.id;
+  r.user = s.user;
+  r.source = s.source;
+  r.catalog = s.catalog;
+  r.schema = s.schema;
+  r.cluster_group = st.route.group;
+  r.cluster_name = st.cluster ? st.cluster->name : "";
+  r.engine_type = st.cluster ? st.cluster->engine_type : "";
+  r.protocol = "trinoHttp";
+  r.sql = st.spec.sql;
+  r.status = status;
+  r.error_message = st.error ? st.error->message : "";
+  r.routing_trace = routing::trace_to_json(st.route);
+  r.created_at_ms = st.created_wall_ms;
+  r.started_at_ms = st.started_wall_ms;
+  r.finished_at_ms = wall_ms();
+  auto queued_until = st.admitted != clock::time_point{} ? st.admitted
+                                                         : st.ended;
+  r.queue_duration_ms = ms_between(st.created, queued_until);
+  r.execution_duration_ms = ms_between(st.started, st.ended);
+  r.rows_returned = st.rows;
+  st.node->stats->query_finished(
+    r.engine_type.empty() ? "none" : r.engine_type,
+    r.cluster_group.empty() ? "none" : r.cluster_group, status, r.protocol,
+    std::chrono::duration<double>(st.ended - st.created).count());
+  self->send(st.node->history, atom::record::value, std::move(r));
+}
+
+void release_slot(self_ptr self) {
+  auto& st = self->state;
+  if (!st.holds_slot)
+    return;
+  st.holds_slot = false;
+  st.cluster->release();
+  st.node->stats->running_changed(st.route.group, st.cluster->name, -1);
+}
+
+/// Gives the connection back once no request to it is outstanding.
+void return_connection(self_ptr self) {
+  auto& st = self->state;
+  if (!st.lease || st.conn_busy)
+    return;
+  self->send(st.cluster->actor, atom::release::value, std::move(*st.lease),
+             true);
+  st.lease.reset();
+}
+
+void answer_if_ready(self_ptr self, bool deadline_passed);
+
+void fail(self_ptr self, trino::error_code code, std::string message) {
+  auto& st = self->state;
+  if (st.ph == phase::finished || st.ph == phase::failed)
+    return;
+  st.ph = phase::failed;
+  st.ended = clock::now();
+  st.error = trino::query_error{std::move(message), code};
+  st.buffer.clear();
+  st.buffered_rows = 0;
+  return_connection(self);
+  release_slot(self);
+  record(self, status_of(code));
+  answer_if_ready(self, false);
+}
+
+void fail(self_ptr self, const caf::error& err) {
+  fail(self, trino_code(code_of(err)), message_of(err));
+}
+
+void finish(self_ptr self) {
+  auto& st = self->state;
+  st.ph = phase::finished;
+  st.ended = clock::now();
+  return_connection(self);
+  release_slot(self);
+  record(self, "Success");
+}
+
+void fetch_more(self_ptr self) {
+  auto& state = self->state;
+  if (state.ph != phase::running || state.exhausted || state.fetching
+      || state.buffered_rows >= 2 * state.node->trino.max_page_rows)
+    return;
+  state.fetching = state.conn_busy = true;
+  self
+    ->request(state.lease->actor, caf::infinite, atom::fetch::value,
+              state.node->trino.max_page_rows)
+    .then(
+      [self](result_batch& b) {
+        auto& st = self->state;
+        st.fetching = st.conn_busy = false;
+        if (st.ph != phase::running) {
+          self->send(st.lease->actor, atom::close::value);
+          return_connection(self);
+          return;
+        }
+        auto n = b.rows.rows();
+        st.rows += static_cast<int64_t>(n);
+        if (n > 0) {
+          st.buffered_rows += n;
+          st.buffer.push_back(std::move(b.rows));
+        }
+        if (!b.more) {
+          st.exhausted = true;
+          finish(self);
+        } else {
+          fetch_more(self);
+        }
+        answer_if_ready(self, false);
+      },
+      [self](caf::error& err) {
+        auto& st = self->state;
+        st.fetching = st.conn_busy = false;
+        return_connection(self);
+        fail(self, err);
+      });
+}
+
+void execute(self_ptr self) {
+  auto& state = self->state;
+  state.ph = phase::running;
+  state.started = clock::now();
+  state.started_wall_ms = wall_ms();
+  state.conn_busy = true;
+  self
+    ->request(state.lease->actor, caf::infinite, atom::execute::value,
+              state.spec.sql)
+    .then(
+      [self](result_columns& cols) {
+        auto& st = self->state;
+        st.conn_busy = false;
+        if (st.ph != phase::running) {
+          self->send(st.lease->actor, atom::close::value);
+          return_connection(self);
+          return;
+        }
+        st.columns = std::move(cols.columns);
+        st.have_columns = true;
+        fetch_more(self);
+        answer_if_ready(self, false);
+      },
+      [self](caf::error& err) {
+        self->state.conn_busy = false;
+        return_connection(self);
+        fail(self, err);
+      });
+}
+
+void admitted(self_ptr self, admission& a) {
+  auto& state = self->state;
+  if (state.ph != phase::queued) { // cancelled while the grant was under way
+    a.cluster->release();
+    return;
+  }
+  state.cluster = std::move(a.cluster);
+  state.holds_slot = true;
+  state.admitted = clock::now();
+  state.node->stats->running_changed(state.route.group, state.cluster->name, 1);
+  self->request(state.cluster->actor, caf::infinite, atom::acquire::value)
+    .then(
+      [self](conn_lease& lease) {
+        auto& st = self->state;
+        st.lease = std::move(lease);
+        if (st.ph != phase::queued) {
+          return_connection(self);
+          return;
+        }
+        execute(self);
+      },
+      [self](caf::error& err) { fail(self, err); });
+}
+
+void start(self_ptr self) {
+  auto& st = self->state;
+  auto snapshot = st.node->snapshot->load();
+  const auto& s = st.spec.session;
+  routing::route_request req{config::protocol::trino_http, s.user, s.headers,
+                             s.tags, st.spec.sql};
+  st.route = snapshot->routes->route(req);
+  if (st.route.denied) {
+    fail(self, trino::errors::permission_denied, st.route.deny_message);
+    return;
+  }
+  auto g = snapshot->groups.find(st.route.group);
+  if (g == snapshot->groups.end()) {
+    fail(self, trino::errors::generic_internal_error,
+         "cluster group \"" + st.route.group + "\" does not exist");
+    return;
+  }
+  st.group = g->second;
+  self->request(st.group, caf::infinite, atom::admit::value, st.spec.ticket)
+    .then([self](admission& a) { admitted(self, a); },
+          [self](caf::error& err) { fail(self, err); });
+}
+
+trino::query_state public_state(const trino_query_state& st, bool final) {
+  switch (st.ph) {
+    case phase::queued:
+      return trino::query_state::queued;
+    case phase::running:
+      return trino::query_state::running;
+    case phase::finished:
+      return final ? trino::query_state::finished
+                   : trino::query_state::running;
+    case phase::failed:
+      return trino::query_state::failed;
+  }
+  return trino::query_state::failed;
+}
+
+std::string uri(const trino_query_state& st, std::string_view path) {
+  return st.node->external_address + std::string{path} + st.spec.id;
+}
+
+/// Moves up to max rows out of the buffer into one batch.
+row_batch take_rows(trino_query_state& st, size_t max) {
+  row_batch page;
+  page.width = st.columns.size();
+  while (!st.buffer.empty() && page.rows() < max) {
+    auto& front = st.buffer.front();
+    auto available = front.rows() - st.front_offset;
+    auto n = std::min(available, max - page.rows());
+    auto first = front.cells.begin()
+                 + static_cast<std::ptrdiff_t>(st.front_offset * front.width);
+    auto last = first + static_cast<std::ptrdiff_t>(n * front.width);
+    page.cells.insert(page.cells.end(), std::make_move_iterator(first),
+                      std::make_move_iterator(last));
+    st.front_offset += n;
+    st.buffered_rows -= n;
+    if (st.front_offset == front.rows()) {
+      st.buffer.pop_front();
+      st.front_offset = 0;
+    }
+  }
+  return page;
+}
+
+void serve(self_ptr self) {
+  auto& st = self->state;
+  auto poll = std::move(*st.waiting);
+  st.waiting.reset();
+  auto page_rows = take_rows(st, st.node->trino.max_page_rows);
+  bool final = st.ph == phase::failed
+               || (st.ph == phase::finished && st.buffered_rows == 0);
+  trino::results_page page;
+  page.id = st.spec.id;
+  page.info_uri = uri(st, "/v1/query/");
+  if (!final)
+    page.next_uri = uri(st, st.ph == phase::queued ? "/v1/statement/queued/"
+                                                   : "/v1/statement/executing/")
+                    + "/" + std::to_string(poll.token + 1);
+  if (st.have_columns && st.ph != phase::failed) {
+    page.columns = &st.columns;
+    page.rows = &page_rows;
+    page.row_count = page_rows.rows();
+  }
+  page.stats.state = public_state(st, final);
+  auto now = clock::now();
+  page.stats.queued_ms = ms_between(
+    st.created, st.admitted != clock::time_point{} ? st.admitted : now);
+  page.stats.elapsed_ms = ms_between(st.created, now);
+  page.stats.processed_rows = st.rows;
+  page.error = st.error;
+  st.served_token = poll.token;
+  st.served_page = trino::encode(page);
+  if (final) {
+    st.final_served = true;
+    st.last_activity = now;
+    if (st.in_flight->exchange(false))
+      st.node->in_flight.fetch_sub(1);
+  }
+  poll.respond({200, st.served_page});
+  fetch_more(self); // the buffer has room again
+}
+
+void answer_if_ready(self_ptr self, bool deadline_passed) {
+  auto& st = self->state;
+  if (!st.waiting)
+    return;
+  bool page_full = st.buffered_rows >= st.node->trino.max_page_rows;
+  bool done = st.ph == phase::failed || st.ph == phase::finished;
+  if (deadline_passed || page_full || done)
+    serve(self);
+}
+
+void cancel(self_ptr self, bool abandoned) {
+  auto& st = self->state;
+  if (st.ph == phase::queued && st.group)
+    self->send(st.group, atom::withdraw::value, st.spec.ticket);
+  if (st.ph == phase::running && st.lease)
+    st.lease->engine->interrupt();
+  if (abandoned)
+    fail(self, trino::errors::abandoned_query,
+         "Query abandoned: the client stopped polling for results");
+  else
+    fail(self, trino::errors::user_canceled, "Query was canceled");
+}
+
+std::string query_info(const trino_query_state& st) {
+  std::string out = "{\"queryId\":";
+  json_text::append_string(out, st.spec.id);
+  out += ",\"state\":\"";
+  switch (public_state(st, true)) {
+    case trino::query_state::queued:
+      out += "QUEUED";
+      break;
+    case trino::query_state::running:
+      out += "RUNNING";
+      break;
+    case trino::query_state::finished:
+      out += "FINISHED";
+      break;
+    case trino::query_state::failed:
+      out += "FAILED";
+      break;
+  }
+  out += "\",\"query\":";
+  json_text::append_string(out, st.spec.sql);
+  out += ",\"self\":";
+  json_text::append_string(out, uri(st, "/v1/query/"));
+  out += ",\"session\":{\"user\":";
+  json_text::append_string(out, st.spec.session.user);
+  out += "},\"resourceGroupId\":[";
+  json_text::append_string(out, st.route.group);
+  out += "],\"queryStats\":{\"elapsedTime\":\""
+         + std::to_string(ms_between(st.created, clock::now())) + "ms\"";
+  out += ",\"processedInputPositions\":" + std::to_string(st.rows) + "}";
+  if (st.error) {
+    out += ",\"errorCode\":{\"code\":" + std::to_string(st.error->code.code)
+           + ",\"name\":\"" + st.error->code.name + "\",\"type\":\""
+           + st.error->code.type + "\"}";
+    out += ",\"failureInfo\":{\"message\":";
+    json_text::append_string(out, st.error->message);
+    out += '}';
+  }
+  out += '}';
+  return out;
+}
+
+} // namespace
+
+caf::behavior trino_query(self_ptr self, trino_query_spec spec,
+                          std::shared_ptr<node_services> node) {
+  auto& state = self->state;
+  state.spec = std::move(spec);
+  state.node = std::move(node);
+  state.created_wall_ms = wall_ms();
+  state.node->in_flight.fetch_add(1);
+  self->attach_functor([node = state.node, id = state.spec.id,
+                        counted = state.in_flight] {
+    node->queries->remove(id);
+    if (counted->exchange(false))
+      node->in_flight.fetch_sub(1);
+  });
+  start(self);
+  self->delayed_send(self, tick_interval, atom::tick::value);
+  return {
+    [self](atom::poll, uint64_t token, caf::timespan wait,
+           trino_respond& respond) {
+      auto& st = self->state;
+      st.last_activity = clock::now();
+      bool fresh = st.served_page.empty();
+      if (!fresh && token == st.served_token) {
+        respond({200, st.served_page}); // a retry: same page again
+        return;
+      }
+      if (fresh ? token != 0 : token != st.served_token + 1) {
+        respond({404, "{\"error\":\"unknown page token\"}"});
+        return;
+      }
+      if (st.waiting)
+        st.waiting->respond({409, "{\"error\":\"superseded by a newer poll\"}"});
+      st.waiting = trino_query_state::waiting_poll{token, std::move(respond),
+                                                   ++st.poll_seq};
+      self->delayed_send(self, wait, atom::deadline::value, st.poll_seq);
+      answer_if_ready(self, false);
+    },
+    [self](atom::deadline, uint64_t seq) {
+      auto& st = self->state;
+      if (st.waiting && st.waiting->seq == seq)
+        answer_if_ready(self, true);
+    },
+    [self](atom::cancel, bool abandoned) { cancel(self, abandoned); },
+    [self](atom::info, trino_respond& respond) {
+      respond({200, query_info(self->state)});
+    },
+    [self](atom::tick) {
+      auto& st = self->state;
+      auto idle = clock::now() - st.last_activity;
+      if (st.final_served && idle > linger) {
+        self->quit();
+        return;
+      }
+      if (!st.final_served && !st.waiting
+          && idle > st.node->trino.query_client_timeout) {
+        cancel(self, true);
+        self->quit();
+        return;
+      }
+      self->delayed_send(self, tick_interval, atom::tick::value);
+    },
+  };
+}
+
+} // namespace qf

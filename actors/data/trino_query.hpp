@@ -1,0 +1,87 @@
+// The QUERY actor of the Trino HTTP frontend: routes, waits for admission,
+// runs one statement on a lent connection and serves its rows page by page
+// as the client follows nextUri. Releases its slot on every exit path.
+#pragma once
+
+#include "actors/core/messages.hpp"
+#include "actors/node/node.hpp"
+#include "actors/routing/router_chain.hpp"
+#include "protocols/trino/client_session.hpp"
+#include "protocols/trino/query_results.hpp"
+
+#include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <deque>
+#include <optional>
+
+namespace qf {
+
+struct trino_query_spec {
+  std::string id;
+  uint64_t ticket = 0;
+  std::string sql;
+  trino::client_session session;
+};
+
+struct trino_query_state {
+  static inline const char* name = "trino-query";
+  using clock = std::chrono::steady_clock;
+
+  enum class phase { queued, running, finished, failed };
+
+  struct waiting_poll {
+    uint64_t token;
+    trino_respond respond;
+    uint64_t seq;
+  };
+
+  trino_query_spec spec;
+  std::shared_ptr<node_services> node;
+  phase ph = phase::queued;
+
+  routing::decision route;
+  caf::actor group;
+  std::shared_ptr<cluster_state> cluster;
+  bool holds_slot = false;
+  std::optional<conn_lease> lease;
+  bool conn_busy = false; // a request to the connection is outstanding
+  bool fetching = false;
+  bool exhausted = false;
+
+  std::vector<column> columns;
+  bool have_columns = false;
+  std::deque<row_batch> buffer;
+  size_t front_offset = 0; // rows of buffer.front() already served
+  size_t buffered_rows = 0;
+  int64_t rows = 0;
+  std::optional<trino::query_error> error;
+
+  uint64_t served_token = 0;
+  std::string served_page; // kept so that a retried GET gets the same page
+  bool final_served = false;
+  /// True until the query stops counting towards node_services::in_flight.
+  std::shared_ptr<std::atomic<bool>> in_flight
+    = std::make_shared<std::atomic<bool>>(true);
+  std::optional<waiting_poll> waiting;
+  uint64_t poll_seq = 0;
+
+  clock::time_point created = clock::now();
+  clock::time_point admitted{};
+  clock::time_point started{};
+  clock::time_point ended{};
+  clock::time_point last_activity = clock::now();
+  int64_t created_wall_ms = 0;
+  int64_t started_wall_ms = 0;
+};
+
+/// Handlers:
+/// - (poll, token, wait, respond): answers the page for token, waiting up to
+///   `wait` for rows; token 0 is the POST's first page;
+/// - (cancel, bool abandoned): cancels the query and frees its slot;
+/// - (info, respond): Trino's QueryInfo JSON for GET /v1/query/{id}.
+caf::behavior trino_query(caf::stateful_actor<trino_query_state>* self,
+                          trino_query_spec spec,
+                          std::shared_ptr<node_services> node);
+
+} // namespace qf

@@ -1,0 +1,117 @@
+// prometheus-cpp families behind qf::metrics.
+#include "actors/node/metrics.hpp"
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+namespace qf {
+
+struct metrics::impl {
+  std::shared_ptr<prometheus::Registry> registry
+    = std::make_shared<prometheus::Registry>();
+
+  prometheus::Family<prometheus::Counter>& queries
+    = prometheus::BuildCounter()
+        .Name("queryflux_queries_total")
+        .Help("Finished queries by engine, group, status and protocol.")
+        .Register(*registry);
+
+  prometheus::Family<prometheus::Histogram>& duration
+    = prometheus::BuildHistogram()
+        .Name("queryflux_query_duration_seconds")
+        .Help("Time from arrival to the end of execution.")
+        .Register(*registry);
+
+  prometheus::Family<prometheus::Gauge>& running
+    = prometheus::BuildGauge()
+        .Name("queryflux_running_queries")
+        .Help("Queries holding a slot on a cluster.")
+        .Register(*registry);
+
+  prometheus::Family<prometheus::Gauge>& queued
+    = prometheus::BuildGauge()
+        .Name("queryflux_queued_queries")
+        .Help("Queries waiting for capacity in a cluster group.")
+        .Register(*registry);
+
+  prometheus::Family<prometheus::Histogram>& queue_duration
+    = prometheus::BuildHistogram()
+        .Name("queryflux_queue_duration_seconds")
+        .Help("Time a query waited for capacity.")
+        .Register(*registry);
+
+  prometheus::Family<prometheus::Counter>& rejections
+    = prometheus::BuildCounter()
+        .Name("queryflux_queue_rejections_total")
+        .Help("Queries rejected because a group's queue was full.")
+        .Register(*registry);
+
+  prometheus::Family<prometheus::Gauge>& health
+    = prometheus::BuildGauge()
+        .Name("queryflux_cluster_health")
+        .Help("1 for a cluster's current health status, 0 for the others.")
+        .Register(*registry);
+};
+
+metrics::metrics() : impl_(std::make_unique<impl>()) {
+  // nop
+}
+
+metrics::~metrics() = default;
+
+void metrics::query_finished(const std::string& engine_type,
+                             const std::string& cluster_group,
+                             const std::string& status,
+                             const std::string& protocol, double seconds) {
+  impl_->queries
+    .Add({{"engine_type", engine_type},
+          {"cluster_group", cluster_group},
+          {"status", status},
+          {"protocol", protocol}})
+    .Increment();
+  static const prometheus::Histogram::BucketBoundaries buckets{
+    0.01, 0.05, 0.1, 0.5, 1, 5, 15, 30, 60, 120, 300};
+  impl_->duration
+    .Add({{"engine_type", engine_type}, {"cluster_group", cluster_group}},
+         buckets)
+    .Observe(seconds);
+}
+
+void metrics::running_changed(const std::string& cluster_group,
+                              const std::string& cluster_name, int delta) {
+  impl_->running
+    .Add({{"cluster_group", cluster_group}, {"cluster_name", cluster_name}})
+    .Increment(delta);
+}
+
+void metrics::queued_set(const std::string& cluster_group, size_t queued) {
+  impl_->queued.Add({{"cluster_group", cluster_group}})
+    .Set(static_cast<double>(queued));
+}
+
+void metrics::queue_wait(const std::string& cluster_group, double seconds) {
+  static const prometheus::Histogram::BucketBoundaries buckets{
+    0.1, 0.5, 1, 5, 15, 30, 60, 120, 300};
+  impl_->queue_duration.Add({{"cluster_group", cluster_group}}, buckets)
+    .Observe(seconds);
+}
+
+void metrics::queue_rejected(const std::string& cluster_group) {
+  impl_->rejections.Add({{"cluster_group", cluster_group}}).Increment();
+}
+
+void metrics::cluster_health(const std::string& cluster_name,
+                             const std::string& status) {
+  for (const char* s : {"PENDING", "HEALTHY", "UNHEALTHY", "UNKNOWN"})
+    impl_->health.Add({{"cluster_name", cluster_name}, {"status", s}})
+      .Set(status == s ? 1.0 : 0.0);
+}
+
+std::string metrics::render() const {
+  return prometheus::TextSerializer{}.Serialize(impl_->registry->Collect());
+}
+
+} // namespace qf

@@ -1,0 +1,50 @@
+// The node's Prometheus registry and the QueryFlux metric families, named
+// and labelled as the spec writes them. Thread-safe; prometheus-cpp stays
+// behind the pimpl so that only metrics.cpp includes it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace qf {
+
+class metrics {
+public:
+  metrics();
+  ~metrics();
+
+  metrics(const metrics&) = delete;
+  metrics& operator=(const metrics&) = delete;
+
+  /// queryflux_queries_total and queryflux_query_duration_seconds.
+  void query_finished(const std::string& engine_type,
+                      const std::string& cluster_group,
+                      const std::string& status, const std::string& protocol,
+                      double seconds);
+
+  /// queryflux_running_queries{cluster_group, cluster_name} += delta.
+  void running_changed(const std::string& cluster_group,
+                       const std::string& cluster_name, int delta);
+
+  /// queryflux_queued_queries{cluster_group}.
+  void queued_set(const std::string& cluster_group, size_t queued);
+
+  /// queryflux_queue_duration_seconds{cluster_group}.
+  void queue_wait(const std::string& cluster_group, double seconds);
+
+  /// queryflux_queue_rejections_total{cluster_group}.
+  void queue_rejected(const std::string& cluster_group);
+
+  /// queryflux_cluster_health{cluster_name, status}: 1 for the current one.
+  void cluster_health(const std::string& cluster_name,
+                      const std::string& status);
+
+  /// The Prometheus text exposition format.
+  std::string render() const;
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace qf

@@ -1,0 +1,111 @@
+// Composition of one node's actors from a validated config.
+#include "actors/node/node.hpp"
+
+#include "actors/control/history_store.hpp"
+#include "actors/data/group.hpp"
+
+#include <caf/all.hpp>
+
+namespace qf {
+
+namespace {
+
+/// The SNAPSHOT HOLDER: owns the active config and publishes it to the
+/// atomic cell the hot path reads. (get) -> the number of swaps so far.
+caf::behavior snapshot_holder(caf::event_based_actor* self,
+                              std::shared_ptr<snapshot_cell> cell,
+                              std::shared_ptr<const active_config> first) {
+  auto swaps = std::make_shared<uint64_t>(1);
+  cell->store(std::move(first));
+  self->set_exit_handler([self, cell](caf::exit_msg& msg) {
+    cell->store(nullptr);
+    self->quit(msg.reason);
+  });
+  return {
+    [swaps](atom::get) { return *swaps; },
+  };
+}
+
+/// A cluster's own limit, else the smallest limit of the groups it is in.
+uint32_t effective_limit(const config::gateway_config& cfg,
+                         const config::cluster& c) {
+  if (c.max_running_queries)
+    return *c.max_running_queries;
+  std::optional<uint32_t> limit;
+  for (const auto& g : cfg.groups)
+    for (const auto& m : g.members)
+      if (m == c.name)
+        limit = std::min(limit.value_or(g.max_running_queries),
+                         g.max_running_queries);
+  return limit.value_or(1);
+}
+
+} // namespace
+
+node::node(caf::actor_system& sys, const config::gateway_config& cfg)
+  : services_(std::make_shared<node_services>()) {
+  auto& svc = *services_;
+  svc.sys = &sys;
+  svc.stats = std::make_shared<metrics>();
+  svc.queries = std::make_shared<query_registry>();
+  svc.snapshot = std::make_shared<snapshot_cell>();
+  svc.first_round = std::make_shared<first_health_round>();
+  svc.external_address = cfg.queryflux.external_address;
+  svc.trino = cfg.queryflux.trino_http;
+  svc.history = sys.spawn(history_store,
+                          size_t{cfg.queryflux.query_history_capacity});
+  actors_.push_back(svc.history);
+
+  auto active = std::make_shared<active_config>();
+  active->config = std::make_shared<const config::gateway_config>(cfg);
+  active->routes = std::make_unique<routing::router_chain>(
+    cfg.routers, cfg.routing_fallback);
+  for (const auto& c : cfg.clusters) {
+    auto state = std::make_shared<cluster_state>(
+      c.name, std::string{config::to_string(c.engine)},
+      effective_limit(cfg, c), c.enabled);
+    active->clusters.emplace(c.name, state);
+  }
+  for (const auto& g : cfg.groups) {
+    std::vector<std::shared_ptr<cluster_state>> members;
+    for (const auto& m : g.members)
+      members.push_back(active->clusters.at(m));
+    auto actor = sys.spawn(group_actor, g, members, svc.stats);
+    for (auto& m : members)
+      m->groups.push_back(actor);
+    active->groups.emplace(g.name, actor);
+    actors_.push_back(actor);
+  }
+  // Clusters start checking only once their groups are known, so that a
+  // first HEALTHY wakes every group that waits on them.
+  for (const auto& c : cfg.clusters) {
+    auto& state = active->clusters.at(c.name);
+    state->actor = sys.spawn(cluster_actor, c, cfg.health, state, svc.stats,
+                             svc.first_round);
+    actors_.push_back(state->actor);
+  }
+  svc.snapshot_holder = sys.spawn(snapshot_holder, svc.snapshot,
+                                  std::shared_ptr<const active_config>{active});
+  actors_.push_back(svc.snapshot_holder);
+  active_ = std::move(active);
+}
+
+node::~node() {
+  stop();
+}
+
+void node::stop() {
+  for (auto& a : actors_)
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  actors_.clear();
+  // Clusters and groups hold handles to each other; break the cycle.
+  if (active_)
+    for (auto& [name, c] : active_->clusters) {
+      c->groups.clear();
+      c->actor = nullptr;
+    }
+  active_ = nullptr;
+  services_->snapshot->store(nullptr);
+}
+
+} // namespace qf

@@ -1,0 +1,90 @@
+// One running gateway node: builds the actors of a config (clusters, groups,
+// history, snapshot holder) and hands the boundary what it needs.
+#pragma once
+
+#include "actors/data/cluster.hpp"
+#include "actors/data/cluster_state.hpp"
+#include "actors/data/query_registry.hpp"
+#include "actors/node/metrics.hpp"
+#include "actors/routing/router_chain.hpp"
+#include "protocols/config/model.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include <atomic>
+#include <map>
+#include <memory>
+
+namespace qf {
+
+/// A compiled config plus the live actors it runs on. Immutable once built.
+struct active_config {
+  std::shared_ptr<const config::gateway_config> config;
+  std::unique_ptr<routing::router_chain> routes;
+  std::map<std::string, caf::actor, std::less<>> groups;
+  std::map<std::string, std::shared_ptr<cluster_state>, std::less<>> clusters;
+};
+
+/// The hot path's view of the active config: an atomic pointer, no message.
+class snapshot_cell {
+public:
+  std::shared_ptr<const active_config> load() const {
+    return ptr_.load();
+  }
+
+  void store(std::shared_ptr<const active_config> next) {
+    ptr_.store(std::move(next));
+  }
+
+private:
+  std::atomic<std::shared_ptr<const active_config>> ptr_;
+};
+
+/// What query and session actors share on one node.
+struct node_services {
+  caf::actor_system* sys = nullptr;
+  std::shared_ptr<metrics> stats;
+  std::shared_ptr<query_registry> queries;
+  std::shared_ptr<snapshot_cell> snapshot;
+  std::shared_ptr<first_health_round> first_round;
+  caf::actor history;
+  caf::actor snapshot_holder;
+  std::string external_address;
+  config::trino_http_frontend trino;
+  std::atomic<uint64_t> next_ticket{1};
+  /// Set on SIGTERM: new queries are refused, running ones finish.
+  std::atomic<bool> draining{false};
+  /// Queries whose client has not yet received their last page.
+  std::atomic<int64_t> in_flight{0};
+
+  /// Ready once a snapshot is active and every cluster had a first check;
+  /// not ready while draining, so that load balancers move away.
+  bool ready() const {
+    return snapshot->load() != nullptr && first_round->done()
+           && !draining.load();
+  }
+};
+
+/// Spawns the node's actors for cfg; stop() (or the destructor) ends them.
+class node {
+public:
+  node(caf::actor_system& sys, const config::gateway_config& cfg);
+  ~node();
+
+  node(const node&) = delete;
+  node& operator=(const node&) = delete;
+
+  std::shared_ptr<node_services> services() const {
+    return services_;
+  }
+
+  void stop();
+
+private:
+  std::shared_ptr<node_services> services_;
+  std::shared_ptr<const active_config> active_;
+  std::vector<caf::actor> actors_;
+};
+
+} // namespace qf

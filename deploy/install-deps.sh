@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs everything QueryFlux needs to build, run and test on Debian 12, as root.
+# Idempotent: a second run only checks what is there.
+set -euo pipefail
+
+DUCKDB_VERSION=1.4.4
+DUCKDB_LIB_PACKAGE="@duckdb/node-bindings-linux-x64@${DUCKDB_VERSION}-r.4"
+DUCKDB_SRC_PACKAGE="duckdb@${DUCKDB_VERSION}"
+DUCKDB_PREFIX=${DUCKDB_PREFIX:-/opt/duckdb-${DUCKDB_VERSION}}
+
+packages=(
+  g++ cmake ninja-build pkg-config ccache curl ca-certificates
+  libcaf-dev libboost-dev libpqxx-dev libpq-dev nlohmann-json3-dev libspdlog-dev
+  prometheus-cpp-dev libssl-dev libgtest-dev libgmock-dev libyaml-cpp-dev
+  libsqlite3-dev libmariadb-dev libre2-dev
+  postgresql postgresql-client pgbouncer mariadb-server mariadb-client
+  prometheus nodejs npm
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+    || missing+=("$p")
+done
+# Node may come from outside Debian (the image ships its own); accept it.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  filtered=()
+  for p in "${missing[@]}"; do
+    [[ $p == nodejs || $p == npm ]] || filtered+=("$p")
+  done
+  missing=("${filtered[@]}")
+fi
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
+    --no-install-recommends "${missing[@]}"
+fi
+
+# DuckDB is not packaged by Debian. Its npm packages carry the shared library
+# (node-bindings) and the C header (the source tree of the old binding).
+if [[ ! -f $DUCKDB_PREFIX/lib/libduckdb.so || ! -f $DUCKDB_PREFIX/include/duckdb.h ]]; then
+  echo "install-deps: fetching DuckDB ${DUCKDB_VERSION} from npm"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  (cd "$work" && npm pack --silent "$DUCKDB_LIB_PACKAGE" "$DUCKDB_SRC_PACKAGE" >/dev/null)
+  mkdir -p "$work/lib" "$work/src" "$DUCKDB_PREFIX/lib" "$DUCKDB_PREFIX/include"
+  tar -xzf "$work"/duckdb-node-bindings-linux-x64-*.tgz -C "$work/lib"
+  tar -xzf "$work"/duckdb-"${DUCKDB_VERSION}".tgz -C "$work/src" \
+    package/src/duckdb/src/include/duckdb.h
+  install -m 0644 "$work/lib/package/libduckdb.so" "$DUCKDB_PREFIX/lib/libduckdb.so"
+  install -m 0644 "$work/src/package/src/duckdb/src/include/duckdb.h" \
+    "$DUCKDB_PREFIX/include/duckdb.h"
+fi
+echo "install-deps: ready (DuckDB in $DUCKDB_PREFIX)"

@@ -1,0 +1,19 @@
+// Picks the engine implementation for a cluster.
+#include "engines/engine.hpp"
+
+#include "engines/duckdb_engine.hpp"
+#include "engines/sqlite_engine.hpp"
+
+namespace qf::engines {
+
+std::shared_ptr<database> open_database(const config::cluster& cfg) {
+  switch (cfg.engine) {
+    case config::engine_kind::duck_db:
+      return open_duckdb(cfg);
+    case config::engine_kind::sqlite:
+      return open_sqlite(cfg);
+  }
+  throw engine_error(error_kind::internal, "unknown engine");
+}
+
+} // namespace qf::engines

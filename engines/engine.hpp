@@ -1,0 +1,72 @@
+// The engine interface: one `database` per cluster, blocking `connection`s
+// opened from it, and `cursor`s that stream a statement's rows in batches.
+// Everything here blocks; only detached actors call it.
+#pragma once
+
+#include "protocols/common/rows.hpp"
+#include "protocols/config/model.hpp"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace qf::engines {
+
+enum class error_kind { syntax, user, cancelled, internal };
+
+/// What an engine throws; the message is safe to show to the client.
+class engine_error : public std::runtime_error {
+public:
+  engine_error(error_kind kind, const std::string& what)
+    : std::runtime_error(what), kind_(kind) {
+    // nop
+  }
+
+  error_kind kind() const {
+    return kind_;
+  }
+
+private:
+  error_kind kind_;
+};
+
+class cursor {
+public:
+  virtual ~cursor() = default;
+
+  virtual const std::vector<column>& columns() const = 0;
+
+  /// Appends up to max_rows rows to out; returns false once exhausted.
+  virtual bool fetch(row_batch& out, size_t max_rows) = 0;
+
+  /// Rows changed by a statement that returns none (INSERT, UPDATE...).
+  virtual int64_t affected_rows() const {
+    return -1;
+  }
+};
+
+class connection {
+public:
+  virtual ~connection() = default;
+
+  /// Runs one statement (or several, streaming the last one's rows).
+  virtual std::unique_ptr<cursor> execute(const std::string& sql) = 0;
+
+  /// Stops the running statement. Safe to call from any thread.
+  virtual void interrupt() = 0;
+};
+
+class database {
+public:
+  virtual ~database() = default;
+
+  virtual std::unique_ptr<connection> connect() = 0;
+
+  virtual std::string_view engine_type() const = 0;
+};
+
+/// Opens the cluster's database and runs its initSql once.
+/// Throws engine_error when the database cannot be opened.
+std::shared_ptr<database> open_database(const config::cluster& cfg);
+
+} // namespace qf::engines

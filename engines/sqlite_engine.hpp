@@ -1,0 +1,10 @@
+// Embedded SQLite engine.
+#pragma once
+
+#include "engines/engine.hpp"
+
+namespace qf::engines {
+
+std::shared_ptr<database> open_sqlite(const config::cluster& cfg);
+
+} // namespace qf::engines

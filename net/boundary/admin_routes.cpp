@@ -1,0 +1,170 @@
+// The admin port: liveness, readiness, Prometheus metrics (open), and the
+// admin API (HTTP Basic with the configured credentials).
+#include "net/boundary/routes.hpp"
+
+#include "actors/data/group.hpp"
+#include "net/http/url.hpp"
+#include "protocols/common/json_writer.hpp"
+
+#include <caf/all.hpp>
+
+#include <charconv>
+#include <openssl/crypto.h>
+
+namespace qf::boundary {
+
+namespace {
+
+http::response json_ok(std::string body) {
+  http::response res;
+  res.body = std::move(body);
+  return res;
+}
+
+/// Constant-time comparison, so a wrong password leaks no timing.
+bool same_secret(const std::string& a, const std::string& b) {
+  return a.size() == b.size()
+         && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+int64_t to_int(const std::map<std::string, std::string>& params,
+               const std::string& key, int64_t fallback) {
+  auto i = params.find(key);
+  if (i == params.end())
+    return fallback;
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(i->second.data(),
+                                   i->second.data() + i->second.size(), v);
+  return ec == std::errc{} && v >= 0 ? v : fallback;
+}
+
+class admin_routes : public http::handler {
+public:
+  admin_routes(std::shared_ptr<node_services> node, config::admin_api creds)
+    : node_(std::move(node)), creds_(std::move(creds)) {
+    // nop
+  }
+
+  void handle(http::request req, http::respond_fn respond) override {
+    auto seg = http::path_segments(req.target);
+    bool get = req.method == "GET";
+    if (get && seg.size() == 1 && seg[0] == "health")
+      return respond(json_ok("{\"status\":\"UP\"}"));
+    if (get && seg.size() == 1 && seg[0] == "readyz")
+      return respond(readiness());
+    if (get && seg.size() == 1 && seg[0] == "metrics") {
+      http::response res;
+      res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      res.body = node_->stats->render();
+      return respond(std::move(res));
+    }
+    if (!seg.empty() && seg[0] == "admin") {
+      if (!authorized(req)) {
+        auto res = http::error_response(401, "admin credentials required");
+        res.headers.emplace_back("WWW-Authenticate",
+                                 "Basic realm=\"queryflux\"");
+        return respond(std::move(res));
+      }
+      if (get && seg.size() == 2 && seg[1] == "queries")
+        return list_queries(req.target, std::move(respond));
+      if (get && seg.size() == 3 && seg[1] == "queries")
+        return get_query(seg[2], std::move(respond));
+      if (get && seg.size() == 2 && seg[1] == "clusters")
+        return list_clusters(std::move(respond));
+    }
+    respond(http::error_response(404, "no such resource: " + req.target));
+  }
+
+private:
+  bool authorized(const http::request& req) const {
+    auto auth = req.header("authorization");
+    if (auth.rfind("Basic ", 0) != 0)
+      return false;
+    std::string decoded;
+    if (!json_text::base64_decode(auth.substr(6), decoded))
+      return false;
+    return same_secret(decoded, creds_.username + ":" + creds_.password);
+  }
+
+  http::response readiness() const {
+    auto res = json_ok(node_->ready() ? "{\"status\":\"READY\"}"
+                                      : "{\"status\":\"NOT_READY\"}");
+    if (!node_->ready())
+      res.status = 503;
+    return res;
+  }
+
+  template <class OnReply, class... Ts>
+  void ask(caf::actor dest, http::respond_fn respond, OnReply on_reply,
+           Ts... xs) {
+    node_->sys->spawn([=](caf::event_based_actor* self) {
+      self->request(dest, std::chrono::seconds(5), xs...)
+        .then(on_reply, [respond](caf::error& err) {
+          auto code = code_of(err);
+          respond(http::error_response(code == errc::not_found ? 404 : 500,
+                                       message_of(err)));
+        });
+    });
+  }
+
+  void list_queries(const std::string& target, http::respond_fn respond) {
+    auto p = http::query_params(target);
+    history_filter f;
+    f.search = p["search"];
+    f.user = p["user"];
+    f.cluster_group = p["group"];
+    f.cluster_name = p["cluster"];
+    f.status = p["status"];
+    f.from_ms = to_int(p, "from", 0);
+    f.to_ms = to_int(p, "to", 0);
+    f.limit = static_cast<size_t>(std::min<int64_t>(to_int(p, "limit", 100),
+                                                    10000));
+    f.offset = static_cast<size_t>(to_int(p, "offset", 0));
+    ask(node_->history, respond,
+        [respond](const std::string& body) { respond(json_ok(body)); },
+        atom::list::value, f);
+  }
+
+  void get_query(const std::string& id, http::respond_fn respond) {
+    ask(node_->history, respond,
+        [respond](const std::string& body) { respond(json_ok(body)); },
+        atom::get::value, id);
+  }
+
+  void list_clusters(http::respond_fn respond) {
+    auto active = node_->snapshot->load();
+    if (!active)
+      return respond(http::error_response(503, "no active configuration"));
+    std::string out = "[";
+    for (const auto& [name, c] : active->clusters) {
+      if (out.size() > 1)
+        out += ',';
+      out += "{\"name\":";
+      json_text::append_string(out, name);
+      out += ",\"engine\":";
+      json_text::append_string(out, c->engine_type);
+      out += ",\"active\":";
+      out += c->enabled.load() ? "true" : "false";
+      out += ",\"status\":\"";
+      out += to_string(c->status.load());
+      out += "\",\"runningQueries\":" + std::to_string(c->running.load());
+      out += ",\"maxRunningQueries\":" + std::to_string(c->limit) + "}";
+    }
+    out += ']';
+    respond(json_ok(std::move(out)));
+  }
+
+  std::shared_ptr<node_services> node_;
+  config::admin_api creds_;
+};
+
+} // namespace
+
+std::shared_ptr<http::handler>
+make_admin_routes(std::shared_ptr<node_services> node,
+                  config::admin_api credentials) {
+  return std::make_shared<admin_routes>(std::move(node),
+                                        std::move(credentials));
+}
+
+} // namespace qf::boundary

@@ -1,0 +1,19 @@
+// The HTTP routes of a node: Trino's client protocol on the trinoHttp port,
+// health, readiness, metrics and the admin API on the admin port.
+#pragma once
+
+#include "actors/node/node.hpp"
+#include "net/http/types.hpp"
+
+#include <memory>
+
+namespace qf::boundary {
+
+std::shared_ptr<http::handler>
+make_trino_routes(std::shared_ptr<node_services> node);
+
+std::shared_ptr<http::handler>
+make_admin_routes(std::shared_ptr<node_services> node,
+                  config::admin_api credentials);
+
+} // namespace qf::boundary

@@ -1,0 +1,193 @@
+// Trino's client protocol -> query actors. Answers bad requests itself, so
+// query actors only ever see well-formed ones.
+#include "net/boundary/routes.hpp"
+
+#include "actors/data/trino_query.hpp"
+#include "net/http/url.hpp"
+#include "protocols/common/json_writer.hpp"
+
+#include <caf/all.hpp>
+
+#include <charconv>
+
+#include <ctime>
+#include <random>
+
+namespace qf::boundary {
+
+namespace {
+
+/// How long the first response waits for a fast query to finish.
+constexpr auto first_page_wait = std::chrono::milliseconds(200);
+/// How long a nextUri GET waits for rows, as Trino's coordinator does.
+constexpr auto poll_wait = std::chrono::seconds(1);
+
+http::response trino_error(int status, const trino::error_code& code,
+                           const std::string& message) {
+  trino::results_page page;
+  page.id = "";
+  page.stats.state = trino::query_state::failed;
+  page.error = trino::query_error{message, code};
+  http::response res;
+  res.status = status;
+  res.body = trino::encode(page);
+  return res;
+}
+
+http::response unavailable(const std::string& message) {
+  auto res = trino_error(503, trino::errors::server_starting_up, message);
+  res.headers.emplace_back("Retry-After", "1");
+  return res;
+}
+
+trino_respond adapt(http::respond_fn respond) {
+  return [respond = std::move(respond)](trino_reply reply) {
+    http::response res;
+    res.status = reply.http_status;
+    res.body = std::move(reply.body);
+    respond(std::move(res));
+  };
+}
+
+class trino_routes : public http::handler {
+public:
+  explicit trino_routes(std::shared_ptr<node_services> node)
+    : node_(std::move(node)) {
+    std::random_device rd;
+    static constexpr char alphabet[] = "abcdefghijkmnpqrstuvwxyz23456789";
+    for (int i = 0; i < 5; ++i)
+      suffix_ += alphabet[rd() % (sizeof(alphabet) - 1)];
+  }
+
+  void handle(http::request req, http::respond_fn respond) override {
+    auto seg = http::path_segments(req.target);
+    auto& m = req.method;
+    if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "statement") {
+      if (m == "POST")
+        return submit(std::move(req), std::move(respond));
+      return respond(http::error_response(405, "use POST"));
+    }
+    if (seg.size() == 5 && seg[0] == "v1" && seg[1] == "statement"
+        && (seg[2] == "executing" || seg[2] == "queued")) {
+      if (m == "GET")
+        return poll(seg[3], seg[4], std::move(respond));
+      if (m == "DELETE")
+        return cancel(seg[3], std::move(respond));
+      return respond(http::error_response(405, "use GET or DELETE"));
+    }
+    if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "query") {
+      if (m == "GET")
+        return info(seg[2], std::move(respond));
+      if (m == "DELETE")
+        return cancel(seg[2], std::move(respond));
+      return respond(http::error_response(405, "use GET or DELETE"));
+    }
+    if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "info" && m == "GET")
+      return respond(server_info());
+    respond(http::error_response(404, "no such resource: " + req.target));
+  }
+
+private:
+  /// Trino's shape (date_time_counter_node) plus the unique ticket.
+  std::string query_id(uint64_t ticket) const {
+    auto now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%04d%02d%02d_%02d%02d%02d_%05llu_",
+                  utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
+                  utc.tm_min, utc.tm_sec,
+                  static_cast<unsigned long long>(ticket % 100000));
+    return std::string{buf} + suffix_ + "_" + std::to_string(ticket);
+  }
+
+  void submit(http::request req, http::respond_fn respond) {
+    if (node_->draining.load())
+      return respond(unavailable("the server is shutting down"));
+    if (!node_->snapshot->load())
+      return respond(unavailable("the gateway has no configuration yet"));
+    if (req.body.find_first_not_of(" \t\r\n;") == std::string::npos)
+      return respond(trino_error(400, trino::errors::syntax_error,
+                                 "SQL statement is empty"));
+    trino_query_spec spec;
+    spec.session = trino::parse_client_session(req.headers);
+    if (spec.session.user.empty())
+      return respond(trino_error(400, trino::errors::generic_user_error,
+                                 "User must be set (X-Trino-User)"));
+    spec.ticket = node_->next_ticket.fetch_add(1);
+    spec.id = query_id(spec.ticket);
+    spec.sql = std::move(req.body);
+    auto id = spec.id;
+    auto query = node_->sys->spawn(trino_query, std::move(spec), node_);
+    node_->queries->add(id, query);
+    caf::anon_send(query, atom::poll::value, uint64_t{0},
+                   caf::timespan{first_page_wait}, adapt(std::move(respond)));
+  }
+
+  void poll(const std::string& id, const std::string& token_text,
+            http::respond_fn respond) {
+    uint64_t token = 0;
+    auto [end, ec] = std::from_chars(
+      token_text.data(), token_text.data() + token_text.size(), token);
+    if (ec != std::errc{} || end != token_text.data() + token_text.size())
+      return respond(http::error_response(400, "bad page token"));
+    auto query = node_->queries->find(id);
+    if (!query)
+      return respond(http::error_response(404, "unknown query " + id));
+    caf::anon_send(*query, atom::poll::value, token, caf::timespan{poll_wait},
+                   adapt(std::move(respond)));
+  }
+
+  void cancel(const std::string& id, http::respond_fn respond) {
+    auto query = node_->queries->find(id);
+    if (!query)
+      return respond(http::error_response(404, "unknown query " + id));
+    caf::anon_send(*query, atom::cancel::value, false);
+    http::response res;
+    res.status = 204;
+    respond(std::move(res));
+  }
+
+  void info(const std::string& id, http::respond_fn respond) {
+    if (auto query = node_->queries->find(id))
+      return caf::anon_send(*query, atom::info::value,
+                            adapt(std::move(respond)));
+    // Finished and gone: answer from history.
+    node_->sys->spawn([node = node_, id,
+                       respond = std::move(respond)](caf::event_based_actor*
+                                                       self) {
+      self->request(node->history, std::chrono::seconds(5), atom::get::value, id)
+        .then(
+          [respond](const std::string& record) {
+            http::response res;
+            res.body = record;
+            respond(std::move(res));
+          },
+          [respond, id](caf::error&) {
+            respond(http::error_response(404, "unknown query " + id));
+          });
+    });
+  }
+
+  http::response server_info() const {
+    http::response res;
+    res.body = "{\"nodeVersion\":{\"version\":\"queryflux-" QF_VERSION "\"},"
+               "\"environment\":\"queryflux\",\"coordinator\":true,"
+               "\"starting\":";
+    res.body += node_->ready() ? "false" : "true";
+    res.body += ",\"uptime\":\"0s\"}";
+    return res;
+  }
+
+  std::shared_ptr<node_services> node_;
+  std::string suffix_;
+};
+
+} // namespace
+
+std::shared_ptr<http::handler>
+make_trino_routes(std::shared_ptr<node_services> node) {
+  return std::make_shared<trino_routes>(std::move(node));
+}
+
+} // namespace qf::boundary

@@ -1,0 +1,202 @@
+// Command parsing, and `serve`: start the node and its listeners, wait for
+// SIGTERM/SIGINT, drain, exit 0.
+#include "net/cli.hpp"
+
+#include "actors/node/node.hpp"
+#include "net/boundary/routes.hpp"
+#include "net/http/server.hpp"
+#include "net/logging.hpp"
+#include "protocols/config/loader.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/send.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+namespace qf::cli {
+
+namespace {
+
+constexpr const char* usage = R"(QueryFlux: one SQL front door for many engines.
+
+Usage:
+  queryflux serve --config FILE [--log-level LEVEL] [--log-format text|json]
+  queryflux validate --config FILE
+  queryflux version
+  queryflux --help
+
+  serve     runs the gateway until SIGTERM or SIGINT, then drains
+  validate  checks a config file and lists every problem with its path
+  version   prints the version
+
+Options:
+  -c, --config FILE     the YAML config (required for serve and validate)
+  --log-level LEVEL     trace, debug, info (default), warn, error, off
+  --log-format FORMAT   text (default) or json lines
+)";
+
+struct options {
+  std::string command;
+  std::string config_path;
+  std::string log_level = "info";
+  std::string log_format = "text";
+};
+
+/// Returns an error message, or "" when argv parsed.
+std::string parse(int argc, char** argv, options& out) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string& dest) {
+      if (auto eq = arg.find('='); eq != std::string::npos) {
+        dest = arg.substr(eq + 1);
+        return true;
+      }
+      if (i + 1 >= argc)
+        return false;
+      dest = argv[++i];
+      return true;
+    };
+    auto is = [&](std::string_view name) {
+      return arg == name || arg.rfind(std::string{name} + "=", 0) == 0;
+    };
+    if (arg == "--help" || arg == "-h") {
+      out.command = "help";
+      return "";
+    }
+    if (is("--config") || arg == "-c") {
+      if (!value(out.config_path))
+        return "--config needs a file";
+    } else if (is("--log-level")) {
+      if (!value(out.log_level))
+        return "--log-level needs a level";
+    } else if (is("--log-format")) {
+      if (!value(out.log_format))
+        return "--log-format needs text or json";
+    } else if (!arg.empty() && arg[0] != '-' && out.command.empty()) {
+      out.command = arg;
+    } else {
+      return "unknown argument: " + arg;
+    }
+  }
+  if (out.command.empty())
+    out.command = out.config_path.empty() ? "help" : "serve";
+  return "";
+}
+
+std::optional<config::gateway_config> load(const std::string& path) {
+  if (path.empty()) {
+    std::cerr << "queryflux: --config is required\n";
+    return std::nullopt;
+  }
+  auto result = config::load_from_file(path);
+  for (const auto& p : result.problems)
+    std::cerr << path << ": " << p << "\n";
+  return result.config;
+}
+
+int validate(const options& opts) {
+  auto cfg = load(opts.config_path);
+  if (!cfg)
+    return 2;
+  std::cout << opts.config_path << ": OK (" << cfg->clusters.size()
+            << " clusters, " << cfg->groups.size() << " cluster groups, "
+            << cfg->routers.size() << " routers)\n";
+  return 0;
+}
+
+/// Waits until every query's client has its last page, or the deadline.
+void drain(node_services& svc, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (svc.in_flight.load() > 0
+         && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto left = svc.in_flight.load();
+  if (left > 0)
+    spdlog::warn("drain timeout: cancelling {} queries", left);
+  for (auto& q : svc.queries->all()) {
+    caf::anon_send(q, atom::cancel::value, false);
+    caf::anon_send_exit(q, caf::exit_reason::user_shutdown);
+  }
+}
+
+int serve(const options& opts) {
+  auto cfg = load(opts.config_path);
+  if (!cfg)
+    return 2;
+  // Signals go to sigwait below, not to whichever thread they hit.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  caf::actor_system_config caf_cfg;
+  caf::actor_system sys{caf_cfg};
+  int exit_code = 0;
+  {
+    node gateway{sys, *cfg};
+    auto svc = gateway.services();
+    http::service web;
+    try {
+      const auto& q = cfg->queryflux;
+      if (q.trino_http.enabled)
+        web.listen({"trinoHttp", "0.0.0.0", q.trino_http.port,
+                    q.trino_http.max_connections, 16 * 1024 * 1024},
+                   boundary::make_trino_routes(svc));
+      web.listen({"adminApi", "0.0.0.0", q.admin.port, 1000, 1024 * 1024},
+                 boundary::make_admin_routes(svc, q.admin));
+      web.start(2);
+      spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups)",
+                   QF_VERSION, cfg->clusters.size(), cfg->groups.size());
+      int sig = 0;
+      sigwait(&signals, &sig);
+      spdlog::info("received signal {}: draining for up to {}s", sig,
+                   cfg->queryflux.shutdown_drain_timeout.count());
+      svc->draining.store(true);
+      drain(*svc, cfg->queryflux.shutdown_drain_timeout);
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      exit_code = 1;
+    }
+    web.stop();
+    gateway.stop();
+  }
+  spdlog::info("stopped");
+  return exit_code;
+}
+
+} // namespace
+
+int run(int argc, char** argv) {
+  options opts;
+  if (auto err = parse(argc, argv, opts); !err.empty()) {
+    std::cerr << "queryflux: " << err << "\n\n" << usage;
+    return 2;
+  }
+  if (opts.command == "help") {
+    std::cout << usage;
+    return 0;
+  }
+  if (opts.command == "version") {
+    std::cout << "queryflux " << QF_VERSION << "\n";
+    return 0;
+  }
+  if (!logging::setup(opts.log_level, opts.log_format)) {
+    std::cerr << "queryflux: unknown --log-level or --log-format\n";
+    return 2;
+  }
+  if (opts.command == "validate")
+    return validate(opts);
+  if (opts.command == "serve")
+    return serve(opts);
+  std::cerr << "queryflux: unknown command " << opts.command << "\n\n"
+            << usage;
+  return 2;
+}
+
+} // namespace qf::cli

@@ -1,0 +1,301 @@
+// The only Beast translation unit: accept, read with limits, hand a plain
+// request to a handler, write its response back on the connection's strand.
+#include "net/http/server.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <optional>
+#include <thread>
+
+namespace qf::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+std::string request::header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (beast::iequals(k, name))
+      return v;
+  return {};
+}
+
+response error_response(int status, std::string_view message) {
+  response res;
+  res.status = status;
+  res.body = "{\"error\":\"";
+  for (char c : message) {
+    if (c == '"' || c == '\\')
+      res.body += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20)
+      res.body += c;
+  }
+  res.body += "\"}";
+  return res;
+}
+
+namespace {
+
+constexpr auto idle_timeout = std::chrono::seconds(120);
+constexpr size_t header_limit = 64 * 1024;
+
+struct listener_state {
+  listener_options opts;
+  std::shared_ptr<handler> target;
+  std::atomic<uint32_t> connections{0};
+};
+
+class session : public std::enable_shared_from_this<session> {
+public:
+  session(tcp::socket&& socket, std::shared_ptr<listener_state> owner)
+    : stream_(std::move(socket)), owner_(std::move(owner)) {
+    owner_->connections.fetch_add(1);
+  }
+
+  ~session() {
+    owner_->connections.fetch_sub(1);
+  }
+
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  void run() {
+    asio::dispatch(stream_.get_executor(),
+                   [self = shared_from_this()] { self->read(); });
+  }
+
+  /// Answers 503 and closes: the listener is at maxConnections.
+  void refuse() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      self->keep_alive_ = false;
+      self->write(error_response(503, "too many connections"));
+    });
+  }
+
+  /// Runs on any thread; hops onto the strand.
+  void reply(response res) {
+    asio::post(stream_.get_executor(),
+               [self = shared_from_this(), res = std::move(res)]() mutable {
+                 self->write(std::move(res));
+               });
+  }
+
+private:
+  void read() {
+    parser_.emplace();
+    parser_->body_limit(owner_->opts.body_limit);
+    parser_->header_limit(header_limit);
+    stream_.expires_after(idle_timeout);
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = shared_from_this()](beast::error_code ec,
+                                                  size_t) {
+                        self->on_read(ec);
+                      });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec == bhttp::error::end_of_stream || ec == asio::error::eof
+        || ec == beast::error::timeout || ec == asio::error::connection_reset
+        || ec == asio::error::operation_aborted) {
+      close();
+      return;
+    }
+    keep_alive_ = !ec && parser_->get().keep_alive();
+    if (ec == bhttp::error::body_limit) {
+      keep_alive_ = false;
+      write(error_response(413, "request body is too large"));
+      return;
+    }
+    if (ec) {
+      keep_alive_ = false;
+      write(error_response(400, "malformed HTTP request: " + ec.message()));
+      return;
+    }
+    auto msg = parser_->release();
+    request req;
+    auto text = [](auto sv) { return std::string(sv.data(), sv.size()); };
+    req.method = text(msg.method_string());
+    req.target = text(msg.target());
+    for (const auto& field : msg)
+      req.headers.emplace_back(text(field.name_string()),
+                               text(field.value()));
+    req.body = std::move(msg.body());
+    dispatch(std::move(req));
+  }
+
+  void dispatch(request req) {
+    // The guard answers 500 if the handler drops every copy of respond.
+    struct guard {
+      std::shared_ptr<session> owner;
+      bool done = false;
+      ~guard() {
+        if (!done)
+          owner->reply(error_response(500, "the request was dropped"));
+      }
+    };
+    auto g = std::make_shared<guard>();
+    g->owner = shared_from_this();
+    respond_fn respond = [g](response res) {
+      if (g->done)
+        return;
+      g->done = true;
+      g->owner->reply(std::move(res));
+    };
+    try {
+      owner_->target->handle(std::move(req), std::move(respond));
+    } catch (const std::exception& e) {
+      spdlog::error("{}: handler threw: {}", owner_->opts.name, e.what());
+      if (!g->done) {
+        g->done = true;
+        reply(error_response(500, "internal error"));
+      }
+    }
+  }
+
+  void write(response res) {
+    auto msg = std::make_shared<bhttp::response<bhttp::string_body>>();
+    msg->result(static_cast<unsigned>(res.status));
+    msg->version(11);
+    msg->set(bhttp::field::server, "QueryFlux");
+    msg->set(bhttp::field::content_type, res.content_type);
+    for (auto& [k, v] : res.headers)
+      msg->set(k, v);
+    msg->body() = std::move(res.body);
+    msg->keep_alive(keep_alive_);
+    msg->prepare_payload();
+    stream_.expires_after(idle_timeout);
+    bhttp::async_write(stream_, *msg,
+                       [self = shared_from_this(), msg](beast::error_code ec,
+                                                        size_t) {
+                         if (ec || !self->keep_alive_) {
+                           self->close();
+                           return;
+                         }
+                         self->read();
+                       });
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::shared_ptr<listener_state> owner_;
+  bool keep_alive_ = true;
+};
+
+class listener : public std::enable_shared_from_this<listener> {
+public:
+  listener(asio::io_context& ioc, std::shared_ptr<listener_state> state)
+    : ioc_(ioc), acceptor_(asio::make_strand(ioc)), state_(std::move(state)) {
+    auto addr = asio::ip::make_address(state_->opts.address);
+    tcp::endpoint ep{addr, state_->opts.port};
+    acceptor_.open(ep.protocol());
+    acceptor_.set_option(asio::socket_base::reuse_address(true));
+    acceptor_.bind(ep);
+    acceptor_.listen(asio::socket_base::max_listen_connections);
+  }
+
+  void start() {
+    accept();
+  }
+
+  void stop() {
+    asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
+      beast::error_code ignored;
+      self->acceptor_.close(ignored);
+    });
+  }
+
+private:
+  void accept() {
+    acceptor_.async_accept(
+      asio::make_strand(ioc_),
+      [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+        if (ec == asio::error::operation_aborted || !self->acceptor_.is_open())
+          return;
+        if (!ec) {
+          socket.set_option(tcp::no_delay(true), ec);
+          auto s = std::make_shared<session>(std::move(socket), self->state_);
+          if (self->state_->connections.load()
+              > self->state_->opts.max_connections)
+            s->refuse();
+          else
+            s->run();
+        }
+        self->accept();
+      });
+  }
+
+  asio::io_context& ioc_;
+  tcp::acceptor acceptor_;
+  std::shared_ptr<listener_state> state_;
+};
+
+} // namespace
+
+struct service::impl {
+  asio::io_context ioc;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
+    work{ioc.get_executor()};
+  std::vector<std::shared_ptr<listener>> listeners;
+  std::vector<std::thread> threads;
+};
+
+service::service() : impl_(std::make_unique<impl>()) {
+  // nop
+}
+
+service::~service() {
+  stop();
+}
+
+void service::listen(const listener_options& opts, std::shared_ptr<handler> h) {
+  auto state = std::make_shared<listener_state>();
+  state->opts = opts;
+  state->target = std::move(h);
+  try {
+    impl_->listeners.push_back(std::make_shared<listener>(impl_->ioc, state));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(opts.name + ": cannot listen on " + opts.address
+                             + ":" + std::to_string(opts.port) + ": "
+                             + e.what());
+  }
+  spdlog::info("{} listening on {}:{}", opts.name, opts.address, opts.port);
+}
+
+void service::start(unsigned threads) {
+  for (auto& l : impl_->listeners)
+    l->start();
+  for (unsigned i = 0; i < std::max(threads, 1u); ++i)
+    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+}
+
+void service::stop_accepting() {
+  for (auto& l : impl_->listeners)
+    l->stop();
+}
+
+void service::stop() {
+  stop_accepting();
+  impl_->work.reset();
+  impl_->ioc.stop();
+  for (auto& t : impl_->threads)
+    if (t.joinable())
+      t.join();
+  impl_->threads.clear();
+  impl_->listeners.clear();
+}
+
+} // namespace qf::http

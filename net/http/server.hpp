@@ -1,0 +1,45 @@
+// HTTP/1.1 listeners on one shared io_context (Boost.Beast behind a pimpl).
+#pragma once
+
+#include "net/http/types.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace qf::http {
+
+struct listener_options {
+  std::string name; // for logs: "trinoHttp", "adminApi"
+  std::string address = "0.0.0.0";
+  uint16_t port = 0;
+  uint32_t max_connections = 1000;
+  uint64_t body_limit = 16 * 1024 * 1024;
+};
+
+class service {
+public:
+  service();
+  ~service();
+
+  service(const service&) = delete;
+  service& operator=(const service&) = delete;
+
+  /// Binds now (so a taken port fails at start); throws std::runtime_error.
+  void listen(const listener_options& opts, std::shared_ptr<handler> h);
+
+  /// Runs the io_context on `threads` threads.
+  void start(unsigned threads);
+
+  /// Closes the listeners; open connections keep being served.
+  void stop_accepting();
+
+  /// Stops everything and joins the threads.
+  void stop();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace qf::http

@@ -1,0 +1,611 @@
+// YAML -> gateway_config, with every problem reported against its path.
+#include "protocols/config/loader.hpp"
+
+#include <re2/re2.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <fstream>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+
+namespace qf::config {
+
+namespace {
+
+/// Collects problems while the walk goes on, so one run reports them all.
+class walker {
+public:
+  std::vector<std::string> problems;
+
+  void report(const std::string& path, const std::string& what) {
+    problems.push_back(path.empty() ? what : path + ": " + what);
+  }
+
+  bool expect_map(const YAML::Node& n, const std::string& path) {
+    if (n.IsMap())
+      return true;
+    report(path, "expected a mapping");
+    return false;
+  }
+
+  void check_keys(const YAML::Node& n, const std::string& path,
+                  std::initializer_list<std::string_view> allowed) {
+    for (const auto& kv : n) {
+      auto key = kv.first.Scalar();
+      bool known = false;
+      for (auto a : allowed)
+        known = known || a == key;
+      if (!known)
+        report(join(path, key), "unknown key");
+    }
+  }
+
+  static std::string join(const std::string& path, std::string_view key) {
+    return path.empty() ? std::string{key} : path + "." + std::string{key};
+  }
+
+  static std::string index(const std::string& path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+  }
+
+  std::optional<std::string> string_of(const YAML::Node& n,
+                                       const std::string& path) {
+    if (n.IsScalar())
+      return n.Scalar();
+    report(path, "expected a string");
+    return std::nullopt;
+  }
+
+  void read(const YAML::Node& parent, const std::string& path,
+            std::string_view key, std::string& out) {
+    if (auto n = parent[std::string{key}]; n && !n.IsNull())
+      if (auto s = string_of(n, join(path, key)))
+        out = *s;
+  }
+
+  void read(const YAML::Node& parent, const std::string& path,
+            std::string_view key, bool& out) {
+    auto n = parent[std::string{key}];
+    if (!n || n.IsNull())
+      return;
+    bool value = false;
+    if (n.IsScalar() && YAML::convert<bool>::decode(n, value))
+      out = value;
+    else
+      report(join(path, key), "expected true or false");
+  }
+
+  template <class Int>
+  bool read_uint(const YAML::Node& parent, const std::string& path,
+                 std::string_view key, Int& out, uint64_t max) {
+    auto n = parent[std::string{key}];
+    if (!n || n.IsNull())
+      return false;
+    uint64_t value = 0;
+    const auto& s = n.IsScalar() ? n.Scalar() : std::string{};
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (s.empty() || ec != std::errc{} || end != s.data() + s.size()
+        || value > max) {
+      report(join(path, key), "expected a whole number from 0 to "
+                                + std::to_string(max));
+      return false;
+    }
+    out = static_cast<Int>(value);
+    return true;
+  }
+
+  void read_port(const YAML::Node& parent, const std::string& path,
+                 uint16_t& out) {
+    if (read_uint(parent, path, "port", out, 65535) && out == 0)
+      report(join(path, "port"), "port 0 is not allowed");
+  }
+
+  void read(const YAML::Node& parent, const std::string& path,
+            std::string_view key, duration& out) {
+    auto n = parent[std::string{key}];
+    if (!n || n.IsNull())
+      return;
+    auto d = n.IsScalar() ? parse_duration(n.Scalar()) : std::nullopt;
+    if (d)
+      out = *d;
+    else
+      report(join(path, key),
+             "expected a duration such as 500ms, 30s, 1m or 1h");
+  }
+
+  void read_seconds(const YAML::Node& parent, const std::string& path,
+                    std::string_view key, std::chrono::seconds& out) {
+    uint32_t secs = 0;
+    if (read_uint(parent, path, key, secs, 365u * 24 * 3600))
+      out = std::chrono::seconds(secs);
+  }
+
+  void read_string_list(const YAML::Node& parent, const std::string& path,
+                        std::string_view key, std::vector<std::string>& out) {
+    auto n = parent[std::string{key}];
+    if (!n || n.IsNull())
+      return;
+    auto p = join(path, key);
+    if (!n.IsSequence()) {
+      report(p, "expected a list");
+      return;
+    }
+    for (size_t i = 0; i < n.size(); ++i)
+      if (auto s = string_of(n[i], index(p, i)))
+        out.push_back(*s);
+  }
+
+  void read_string_map(const YAML::Node& parent, const std::string& path,
+                       std::string_view key,
+                       std::map<std::string, std::string>& out) {
+    auto n = parent[std::string{key}];
+    if (!n || n.IsNull())
+      return;
+    auto p = join(path, key);
+    if (!expect_map(n, p))
+      return;
+    for (const auto& kv : n)
+      if (auto s = string_of(kv.second, join(p, kv.first.Scalar())))
+        out[kv.first.Scalar()] = *s;
+  }
+};
+
+void read_frontend(walker& w, const YAML::Node& n, const std::string& path,
+                   frontend& out, std::initializer_list<std::string_view> extra
+                                  = {}) {
+  if (!w.expect_map(n, path))
+    return;
+  std::vector<std::string_view> keys{"enabled", "port", "maxConnections",
+                                     "tls"};
+  keys.insert(keys.end(), extra.begin(), extra.end());
+  for (const auto& kv : n) {
+    auto key = kv.first.Scalar();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      w.report(walker::join(path, key), "unknown key");
+  }
+  out.enabled = true;
+  w.read(n, path, "enabled", out.enabled);
+  w.read_port(n, path, out.port);
+  w.read_uint(n, path, "maxConnections", out.max_connections, 1'000'000);
+}
+
+void read_node(walker& w, const YAML::Node& n, node& out) {
+  const std::string path = "queryflux";
+  if (!w.expect_map(n, path))
+    return;
+  w.check_keys(n, path,
+               {"role", "externalAddress", "frontends", "adminApi",
+                "persistence", "shutdownDrainTimeoutSecs",
+                "queryHistoryCapacity", "configReloadIntervalSecs",
+                "queryHistoryRetentionDays"});
+  std::string role = "standalone";
+  w.read(n, path, "role", role);
+  if (role == "standalone")
+    out.role = node_role::standalone;
+  else if (role == "controlPlane")
+    out.role = node_role::control_plane;
+  else if (role == "worker")
+    out.role = node_role::worker;
+  else
+    w.report(path + ".role", "expected standalone, controlPlane or worker");
+  if (out.role != node_role::standalone)
+    w.report(path + ".role", "only standalone is available in this build");
+  w.read(n, path, "externalAddress", out.external_address);
+  while (!out.external_address.empty() && out.external_address.back() == '/')
+    out.external_address.pop_back();
+  if (out.external_address.rfind("http://", 0) != 0
+      && out.external_address.rfind("https://", 0) != 0)
+    w.report(path + ".externalAddress", "expected an http:// or https:// URL");
+  if (auto f = n["frontends"]; f && !f.IsNull()) {
+    auto fp = path + ".frontends";
+    if (w.expect_map(f, fp)) {
+      w.check_keys(f, fp,
+                   {"trinoHttp", "postgresWire", "mysqlWire", "flightSql"});
+      out.trino_http.enabled = false;
+      if (auto t = f["trinoHttp"]) {
+        read_frontend(w, t, fp + ".trinoHttp", out.trino_http,
+                      {"queryClientTimeout", "maxPageRows"});
+        if (t.IsMap()) {
+          w.read(t, fp + ".trinoHttp", "queryClientTimeout",
+                 out.trino_http.query_client_timeout);
+          w.read_uint(t, fp + ".trinoHttp", "maxPageRows",
+                      out.trino_http.max_page_rows, 1'000'000);
+          if (out.trino_http.max_page_rows == 0)
+            w.report(fp + ".trinoHttp.maxPageRows", "must be at least 1");
+        }
+      }
+      if (auto p = f["postgresWire"])
+        read_frontend(w, p, fp + ".postgresWire", out.postgres_wire);
+      if (auto m = f["mysqlWire"])
+        read_frontend(w, m, fp + ".mysqlWire", out.mysql_wire);
+      if (auto fl = f["flightSql"])
+        read_frontend(w, fl, fp + ".flightSql", out.flight_sql);
+      for (auto [name, fe] : {std::pair{"postgresWire", &out.postgres_wire},
+                              std::pair{"mysqlWire", &out.mysql_wire},
+                              std::pair{"flightSql", &out.flight_sql}})
+        if (fe->enabled)
+          w.report(fp + "." + name,
+                   "this frontend is not available in this build yet");
+    }
+  }
+  if (out.trino_http.enabled && out.trino_http.port == 0)
+    out.trino_http.port = 8080;
+  if (auto a = n["adminApi"]; a && !a.IsNull()) {
+    auto ap = path + ".adminApi";
+    if (w.expect_map(a, ap)) {
+      w.check_keys(a, ap, {"port", "username", "password"});
+      w.read_port(a, ap, out.admin.port);
+      w.read(a, ap, "username", out.admin.username);
+      w.read(a, ap, "password", out.admin.password);
+    }
+  }
+  if (auto p = n["persistence"]; p && !p.IsNull()) {
+    auto pp = path + ".persistence";
+    if (w.expect_map(p, pp)) {
+      w.check_keys(p, pp, {"type"});
+      w.read(p, pp, "type", out.persistence_type);
+      if (out.persistence_type != "inMemory")
+        w.report(pp + ".type", "only inMemory is available in this build");
+    }
+  }
+  w.read_seconds(n, path, "shutdownDrainTimeoutSecs",
+                 out.shutdown_drain_timeout);
+  w.read_uint(n, path, "queryHistoryCapacity", out.query_history_capacity,
+              10'000'000);
+}
+
+void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
+                  const std::string& path, cluster& out) {
+  out.name = name;
+  if (!w.expect_map(n, path))
+    return;
+  w.check_keys(n, path,
+               {"engine", "databasePath", "enabled", "maxRunningQueries",
+                "initSql", "healthCheckQuery"});
+  std::string engine;
+  w.read(n, path, "engine", engine);
+  if (engine == "duckDb")
+    out.engine = engine_kind::duck_db;
+  else if (engine == "sqlite")
+    out.engine = engine_kind::sqlite;
+  else if (engine.empty())
+    w.report(path + ".engine", "missing (duckDb or sqlite)");
+  else
+    w.report(path + ".engine",
+             "unknown engine \"" + engine + "\" (duckDb or sqlite)");
+  w.read(n, path, "databasePath", out.database_path);
+  w.read(n, path, "enabled", out.enabled);
+  uint32_t max = 0;
+  if (w.read_uint(n, path, "maxRunningQueries", max, 1'000'000)) {
+    if (max == 0)
+      w.report(path + ".maxRunningQueries", "must be at least 1");
+    out.max_running_queries = max;
+  }
+  if (auto init = n["initSql"]; init && init.IsScalar())
+    out.init_sql.push_back(init.Scalar());
+  else
+    w.read_string_list(n, path, "initSql", out.init_sql);
+  w.read(n, path, "healthCheckQuery", out.health_check_query);
+}
+
+void read_group(walker& w, const std::string& name, const YAML::Node& n,
+                const std::string& path, cluster_group& out) {
+  out.name = name;
+  if (!w.expect_map(n, path))
+    return;
+  w.check_keys(n, path,
+               {"enabled", "members", "maxRunningQueries", "maxQueuedQueries",
+                "capacityWaitTimeoutSecs", "strategy"});
+  w.read(n, path, "enabled", out.enabled);
+  if (!n["members"])
+    w.report(path + ".members", "missing");
+  w.read_string_list(n, path, "members", out.members);
+  if (n["members"] && n["members"].IsSequence() && out.members.empty())
+    w.report(path + ".members", "needs at least one cluster");
+  if (w.read_uint(n, path, "maxRunningQueries", out.max_running_queries,
+                  1'000'000)
+      && out.max_running_queries == 0)
+    w.report(path + ".maxRunningQueries", "must be at least 1");
+  w.read_uint(n, path, "maxQueuedQueries", out.max_queued_queries, 10'000'000);
+  w.read_seconds(n, path, "capacityWaitTimeoutSecs",
+                 out.capacity_wait_timeout);
+  if (auto s = n["strategy"]; s && !s.IsNull()) {
+    auto sp = path + ".strategy";
+    if (w.expect_map(s, sp)) {
+      w.check_keys(s, sp, {"type"});
+      std::string type;
+      w.read(s, sp, "type", type);
+      bool found = false;
+      for (auto k : {strategy_kind::round_robin, strategy_kind::least_loaded,
+                     strategy_kind::random, strategy_kind::failover})
+        if (to_string(k) == type) {
+          out.strategy = k;
+          found = true;
+        }
+      if (!found)
+        w.report(sp + ".type", "unknown strategy \"" + type
+                                 + "\" (roundRobin, leastLoaded, random, "
+                                   "failover)");
+    }
+  }
+}
+
+void read_regex_rules(walker& w, const YAML::Node& n, const std::string& path,
+                      router& out) {
+  auto rules = n["rules"];
+  if (!rules || !rules.IsSequence()) {
+    w.report(path + ".rules", "expected a list of rules");
+    return;
+  }
+  for (size_t i = 0; i < rules.size(); ++i) {
+    auto rp = walker::index(path + ".rules", i);
+    auto r = rules[i];
+    if (!w.expect_map(r, rp))
+      continue;
+    w.check_keys(r, rp, {"regex", "targetGroup", "action", "error"});
+    regex_rule rule;
+    w.read(r, rp, "regex", rule.regex);
+    w.read(r, rp, "targetGroup", rule.target_group);
+    w.read(r, rp, "error", rule.error);
+    std::string action = "route";
+    w.read(r, rp, "action", action);
+    if (action == "deny")
+      rule.deny = true;
+    else if (action != "route")
+      w.report(rp + ".action", "expected route or deny");
+    if (rule.regex.empty()) {
+      w.report(rp + ".regex", "missing");
+    } else {
+      RE2 re{rule.regex, RE2::Quiet};
+      if (!re.ok())
+        w.report(rp + ".regex", "invalid regex: " + re.error());
+    }
+    if (!rule.deny && rule.target_group.empty())
+      w.report(rp + ".targetGroup", "missing (or set action: deny)");
+    if (rule.deny && rule.error.empty())
+      rule.error = "Query denied by routing rule";
+    out.regex_rules.push_back(std::move(rule));
+  }
+}
+
+void read_tag_rules(walker& w, const YAML::Node& n, const std::string& path,
+                    router& out) {
+  auto rules = n["rules"];
+  if (!rules || !rules.IsSequence()) {
+    w.report(path + ".rules", "expected a list of rules");
+    return;
+  }
+  for (size_t i = 0; i < rules.size(); ++i) {
+    auto rp = walker::index(path + ".rules", i);
+    auto r = rules[i];
+    if (!w.expect_map(r, rp))
+      continue;
+    w.check_keys(r, rp, {"tags", "targetGroup"});
+    tag_rule rule;
+    w.read(r, rp, "targetGroup", rule.target_group);
+    if (rule.target_group.empty())
+      w.report(rp + ".targetGroup", "missing");
+    auto tags = r["tags"];
+    if (!tags || !w.expect_map(tags, rp + ".tags"))
+      continue;
+    for (const auto& kv : tags) {
+      if (kv.second.IsNull())
+        rule.tags[kv.first.Scalar()] = std::nullopt;
+      else if (auto s = w.string_of(kv.second, rp + ".tags."
+                                                 + kv.first.Scalar()))
+        rule.tags[kv.first.Scalar()] = *s;
+    }
+    out.tag_rules.push_back(std::move(rule));
+  }
+}
+
+void read_router(walker& w, const YAML::Node& n, const std::string& path,
+                 router& out) {
+  if (!w.expect_map(n, path))
+    return;
+  std::string type;
+  w.read(n, path, "type", type);
+  if (type == "protocolBased") {
+    out.kind = router_kind::protocol_based;
+    w.check_keys(n, path,
+                 {"type", "trinoHttp", "postgresWire", "mysqlWire",
+                  "flightSql"});
+    for (const auto& kv : n) {
+      auto key = kv.first.Scalar();
+      if (auto p = protocol_from_string(key))
+        if (auto s = w.string_of(kv.second, path + "." + key))
+          out.protocol_to_group[*p] = *s;
+    }
+  } else if (type == "header") {
+    out.kind = router_kind::header;
+    w.check_keys(n, path, {"type", "headerName", "headerValueToGroup"});
+    w.read(n, path, "headerName", out.header_name);
+    if (out.header_name.empty())
+      w.report(path + ".headerName", "missing");
+    for (auto& c : out.header_name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    w.read_string_map(n, path, "headerValueToGroup",
+                      out.header_value_to_group);
+  } else if (type == "userGroup") {
+    out.kind = router_kind::user_group;
+    w.check_keys(n, path, {"type", "userToGroup"});
+    w.read_string_map(n, path, "userToGroup", out.user_to_group);
+  } else if (type == "queryRegex") {
+    out.kind = router_kind::query_regex;
+    w.check_keys(n, path, {"type", "rules"});
+    read_regex_rules(w, n, path, out);
+  } else if (type == "tags") {
+    out.kind = router_kind::tags;
+    w.check_keys(n, path, {"type", "rules"});
+    read_tag_rules(w, n, path, out);
+  } else {
+    w.report(path + ".type",
+             "unknown router type \"" + type
+               + "\" (protocolBased, header, userGroup, queryRegex, tags)");
+  }
+}
+
+void check_group_ref(walker& w, const gateway_config& c,
+                     const std::string& path, const std::string& group) {
+  if (!group.empty() && !c.find_group(group))
+    w.report(path, "unknown cluster group \"" + group + "\"");
+}
+
+/// Cross-references: run after the whole file is read.
+void check_references(walker& w, const gateway_config& c) {
+  for (const auto& g : c.groups) {
+    auto gp = "clusterGroups." + g.name;
+    std::set<std::string> seen;
+    for (size_t i = 0; i < g.members.size(); ++i) {
+      auto mp = walker::index(gp + ".members", i);
+      if (!c.find_cluster(g.members[i]))
+        w.report(mp, "unknown cluster \"" + g.members[i] + "\"");
+      if (!seen.insert(g.members[i]).second)
+        w.report(mp, "cluster \"" + g.members[i] + "\" listed twice");
+    }
+  }
+  for (size_t i = 0; i < c.routers.size(); ++i) {
+    const auto& r = c.routers[i];
+    auto rp = walker::index("routers", i);
+    for (const auto& [p, g] : r.protocol_to_group)
+      check_group_ref(w, c, rp + "." + std::string{to_string(p)}, g);
+    for (const auto& [v, g] : r.header_value_to_group)
+      check_group_ref(w, c, rp + ".headerValueToGroup." + v, g);
+    for (const auto& [u, g] : r.user_to_group)
+      check_group_ref(w, c, rp + ".userToGroup." + u, g);
+    for (size_t j = 0; j < r.regex_rules.size(); ++j)
+      if (!r.regex_rules[j].deny)
+        check_group_ref(w, c, walker::index(rp + ".rules", j) + ".targetGroup",
+                        r.regex_rules[j].target_group);
+    for (size_t j = 0; j < r.tag_rules.size(); ++j)
+      check_group_ref(w, c, walker::index(rp + ".rules", j) + ".targetGroup",
+                      r.tag_rules[j].target_group);
+  }
+  check_group_ref(w, c, "routingFallback", c.routing_fallback);
+  if (c.routing_fallback.empty() && c.groups.size() > 1)
+    w.report("routingFallback", "missing: name the group that takes queries "
+                                "no router matched");
+  std::map<uint16_t, std::string> ports;
+  auto claim = [&](const frontend& f, const std::string& what) {
+    if (!f.enabled)
+      return;
+    auto [it, fresh] = ports.emplace(f.port, what);
+    if (!fresh)
+      w.report(what + ".port", "port " + std::to_string(f.port)
+                                 + " is already used by " + it->second);
+  };
+  claim(frontend{true, c.queryflux.admin.port, 0}, "queryflux.adminApi");
+  claim(c.queryflux.trino_http, "queryflux.frontends.trinoHttp");
+  claim(c.queryflux.postgres_wire, "queryflux.frontends.postgresWire");
+  claim(c.queryflux.mysql_wire, "queryflux.frontends.mysqlWire");
+  claim(c.queryflux.flight_sql, "queryflux.frontends.flightSql");
+}
+
+gateway_config read_root(walker& w, const YAML::Node& root) {
+  gateway_config c;
+  if (!w.expect_map(root, ""))
+    return c;
+  w.check_keys(root, "",
+               {"queryflux", "monitor", "clusters", "clusterGroups", "routers",
+                "routingFallback"});
+  if (auto n = root["queryflux"])
+    read_node(w, n, c.queryflux);
+  else
+    w.report("queryflux", "missing");
+  if (auto m = root["monitor"]; m && !m.IsNull() && w.expect_map(m, "monitor")) {
+    w.check_keys(m, "monitor", {"taskDelay", "checkTimeout"});
+    w.read(m, "monitor", "taskDelay", c.health.task_delay);
+    w.read(m, "monitor", "checkTimeout", c.health.check_timeout);
+  }
+  if (auto cl = root["clusters"]; cl && !cl.IsNull()
+                                  && w.expect_map(cl, "clusters"))
+    for (const auto& kv : cl) {
+      cluster x;
+      read_cluster(w, kv.first.Scalar(), kv.second,
+                   "clusters." + kv.first.Scalar(), x);
+      c.clusters.push_back(std::move(x));
+    }
+  if (auto gr = root["clusterGroups"];
+      gr && !gr.IsNull() && w.expect_map(gr, "clusterGroups"))
+    for (const auto& kv : gr) {
+      cluster_group g;
+      read_group(w, kv.first.Scalar(), kv.second,
+                 "clusterGroups." + kv.first.Scalar(), g);
+      c.groups.push_back(std::move(g));
+    }
+  if (c.groups.empty())
+    w.report("clusterGroups", "needs at least one group");
+  if (auto rs = root["routers"]; rs && !rs.IsNull()) {
+    if (!rs.IsSequence())
+      w.report("routers", "expected a list");
+    else
+      for (size_t i = 0; i < rs.size(); ++i) {
+        router r;
+        read_router(w, rs[i], walker::index("routers", i), r);
+        c.routers.push_back(std::move(r));
+      }
+  }
+  w.read(root, "", "routingFallback", c.routing_fallback);
+  if (c.routing_fallback.empty() && c.groups.size() == 1)
+    c.routing_fallback = c.groups.front().name;
+  check_references(w, c);
+  return c;
+}
+
+} // namespace
+
+std::optional<duration> parse_duration(std::string_view text) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(),
+                                   value);
+  if (ec != std::errc{} || end == text.data() || value > 1'000'000'000)
+    return std::nullopt;
+  auto unit = std::string_view{end, static_cast<size_t>(text.data()
+                                                         + text.size() - end)};
+  using namespace std::chrono;
+  if (unit == "ms")
+    return milliseconds(value);
+  if (unit == "s")
+    return seconds(value);
+  if (unit == "m")
+    return minutes(value);
+  if (unit == "h")
+    return hours(value);
+  if (unit == "d")
+    return hours(24 * value);
+  return std::nullopt;
+}
+
+load_result load_from_string(std::string_view yaml_text) {
+  load_result result;
+  walker w;
+  try {
+    auto root = YAML::Load(std::string{yaml_text});
+    auto config = read_root(w, root);
+    if (w.problems.empty())
+      result.config = std::move(config);
+  } catch (const YAML::Exception& e) {
+    std::ostringstream msg;
+    msg << "line " << e.mark.line + 1 << ", column " << e.mark.column + 1
+        << ": " << e.msg;
+    w.problems.push_back(msg.str());
+  }
+  result.problems = std::move(w.problems);
+  return result;
+}
+
+load_result load_from_file(const std::string& path) {
+  std::ifstream in{path};
+  if (!in) {
+    load_result result;
+    result.problems.push_back(path + ": cannot read the file");
+    return result;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_from_string(text.str());
+}
+
+} // namespace qf::config

@@ -1,0 +1,66 @@
+// Names of the config enums as the YAML spells them.
+#include "protocols/config/model.hpp"
+
+namespace qf::config {
+
+std::string_view to_string(protocol p) {
+  switch (p) {
+    case protocol::trino_http:
+      return "trinoHttp";
+    case protocol::postgres_wire:
+      return "postgresWire";
+    case protocol::mysql_wire:
+      return "mysqlWire";
+    case protocol::flight_sql:
+      return "flightSql";
+  }
+  return "unknown";
+}
+
+std::optional<protocol> protocol_from_string(std::string_view name) {
+  for (auto p : {protocol::trino_http, protocol::postgres_wire,
+                 protocol::mysql_wire, protocol::flight_sql})
+    if (to_string(p) == name)
+      return p;
+  return std::nullopt;
+}
+
+std::string_view to_string(engine_kind e) {
+  switch (e) {
+    case engine_kind::duck_db:
+      return "duckDb";
+    case engine_kind::sqlite:
+      return "sqlite";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(strategy_kind s) {
+  switch (s) {
+    case strategy_kind::round_robin:
+      return "roundRobin";
+    case strategy_kind::least_loaded:
+      return "leastLoaded";
+    case strategy_kind::random:
+      return "random";
+    case strategy_kind::failover:
+      return "failover";
+  }
+  return "unknown";
+}
+
+const cluster* gateway_config::find_cluster(std::string_view name) const {
+  for (const auto& c : clusters)
+    if (c.name == name)
+      return &c;
+  return nullptr;
+}
+
+const cluster_group* gateway_config::find_group(std::string_view name) const {
+  for (const auto& g : groups)
+    if (g.name == name)
+      return &g;
+  return nullptr;
+}
+
+} // namespace qf::config

@@ -1,0 +1,135 @@
+// The configuration as written by the user, after parsing and validation.
+// Plain data: no CAF, no IO. Keys and defaults follow the spec's camelCase.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qf::config {
+
+using duration = std::chrono::milliseconds;
+
+enum class node_role { standalone, control_plane, worker };
+
+/// The client protocols a frontend can speak; names as in the spec.
+enum class protocol { trino_http, postgres_wire, mysql_wire, flight_sql };
+
+std::string_view to_string(protocol p);
+std::optional<protocol> protocol_from_string(std::string_view name);
+
+struct frontend {
+  bool enabled = false;
+  uint16_t port = 0;
+  /// Upper bound on concurrently open client connections.
+  uint32_t max_connections = 1000;
+};
+
+struct trino_http_frontend : frontend {
+  /// A query whose client stops polling for this long is cancelled.
+  duration query_client_timeout = std::chrono::minutes(5);
+  /// Largest number of rows sent in one page.
+  uint32_t max_page_rows = 4096;
+};
+
+struct admin_api {
+  uint16_t port = 9000;
+  std::string username = "admin";
+  std::string password = "admin";
+};
+
+enum class engine_kind { duck_db, sqlite };
+
+std::string_view to_string(engine_kind e);
+
+struct cluster {
+  std::string name;
+  engine_kind engine = engine_kind::duck_db;
+  /// Omitted: an in-memory database shared by every connection of the cluster.
+  std::string database_path;
+  bool enabled = true;
+  /// Overrides the group's per-cluster limit when set.
+  std::optional<uint32_t> max_running_queries;
+  /// Statements run once when the database is opened (demo data, setup).
+  std::vector<std::string> init_sql;
+  std::string health_check_query = "SELECT 1";
+};
+
+enum class strategy_kind { round_robin, least_loaded, random, failover };
+
+std::string_view to_string(strategy_kind s);
+
+struct cluster_group {
+  std::string name;
+  bool enabled = true;
+  std::vector<std::string> members;
+  /// The limit of each member cluster that sets none of its own.
+  uint32_t max_running_queries = 10;
+  uint32_t max_queued_queries = 100;
+  std::chrono::seconds capacity_wait_timeout = std::chrono::seconds(300);
+  strategy_kind strategy = strategy_kind::round_robin;
+};
+
+struct regex_rule {
+  std::string regex;
+  bool deny = false;
+  std::string target_group;
+  std::string error;
+};
+
+struct tag_rule {
+  /// A value of nullopt matches any value of a present key.
+  std::map<std::string, std::optional<std::string>> tags;
+  std::string target_group;
+};
+
+enum class router_kind { protocol_based, header, user_group, query_regex, tags };
+
+struct router {
+  router_kind kind = router_kind::protocol_based;
+  std::map<protocol, std::string> protocol_to_group;       // protocolBased
+  std::string header_name;                                 // header (lowercased)
+  std::map<std::string, std::string> header_value_to_group; // header
+  std::map<std::string, std::string> user_to_group;         // userGroup
+  std::vector<regex_rule> regex_rules;                      // queryRegex
+  std::vector<tag_rule> tag_rules;                          // tags
+};
+
+struct monitor {
+  duration task_delay = std::chrono::minutes(1);
+  /// Per-check timeout: a hung cluster is marked unhealthy after this.
+  duration check_timeout = std::chrono::seconds(10);
+};
+
+enum class log_format { text, json };
+
+struct node {
+  node_role role = node_role::standalone;
+  std::string external_address = "http://localhost:8080";
+  trino_http_frontend trino_http;
+  frontend postgres_wire;
+  frontend mysql_wire;
+  frontend flight_sql;
+  admin_api admin;
+  std::string persistence_type = "inMemory";
+  std::chrono::seconds shutdown_drain_timeout = std::chrono::seconds(30);
+  /// How many finished query records the in-memory history keeps.
+  uint32_t query_history_capacity = 10000;
+};
+
+struct gateway_config {
+  node queryflux;
+  monitor health;
+  std::vector<cluster> clusters;
+  std::vector<cluster_group> groups;
+  std::vector<router> routers;
+  std::string routing_fallback;
+
+  const cluster* find_cluster(std::string_view name) const;
+  const cluster_group* find_group(std::string_view name) const;
+};
+
+} // namespace qf::config
