@@ -339,6 +339,21 @@ void serve(self_ptr self) {
   fetch_more(self); // the buffer has room again
 }
 
+/// The answer to POST: always QUEUED with a nextUri and neither data nor
+/// error, as Trino answers. trino-client drops whatever a first response
+/// carries besides nextUri, so rows or errors there would be lost.
+void serve_submitted(self_ptr self, trino_respond respond) {
+  auto& st = self->state;
+  trino::results_page page;
+  page.id = st.spec.id;
+  page.info_uri = uri(st, "/v1/query/");
+  page.next_uri = uri(st, "/v1/statement/queued/") + "/1";
+  page.stats.state = trino::query_state::queued;
+  st.served_token = 0;
+  st.served_page = trino::encode(page);
+  respond({200, st.served_page});
+}
+
 void answer_if_ready(self_ptr self, bool deadline_passed) {
   auto& st = self->state;
   if (!st.waiting)
@@ -425,12 +440,15 @@ caf::behavior trino_query(self_ptr self, trino_query_spec spec,
            trino_respond& respond) {
       auto& st = self->state;
       st.last_activity = clock::now();
-      bool fresh = st.served_page.empty();
-      if (!fresh && token == st.served_token) {
+      if (token == 0 && st.served_page.empty()) {
+        serve_submitted(self, std::move(respond));
+        return;
+      }
+      if (token == st.served_token) {
         respond({200, st.served_page}); // a retry: same page again
         return;
       }
-      if (fresh ? token != 0 : token != st.served_token + 1) {
+      if (token != st.served_token + 1) {
         respond({404, "{\"error\":\"unknown page token\"}"});
         return;
       }

@@ -77,7 +77,7 @@ struct trino_query_state {
 
 /// Handlers:
 /// - (poll, token, wait, respond): answers the page for token, waiting up to
-///   `wait` for rows; token 0 is the POST's first page;
+///   `wait` for rows; token 0 is the POST, answered at once;
 /// - (cancel, bool abandoned): cancels the query and frees its slot;
 /// - (info, respond): Trino's QueryInfo JSON for GET /v1/query/{id}.
 caf::behavior trino_query(caf::stateful_actor<trino_query_state>* self,

@@ -17,8 +17,6 @@ namespace qf::boundary {
 
 namespace {
 
-/// How long the first response waits for a fast query to finish.
-constexpr auto first_page_wait = std::chrono::milliseconds(200);
 /// How long a nextUri GET waits for rows, as Trino's coordinator does.
 constexpr auto poll_wait = std::chrono::seconds(1);
 
@@ -121,7 +119,7 @@ private:
     auto query = node_->sys->spawn(trino_query, std::move(spec), node_);
     node_->queries->add(id, query);
     caf::anon_send(query, atom::poll::value, uint64_t{0},
-                   caf::timespan{first_page_wait}, adapt(std::move(respond)));
+                   caf::timespan{0}, adapt(std::move(respond)));
   }
 
   void poll(const std::string& id, const std::string& token_text,

@@ -1,0 +1,274 @@
+// Group admission and queueing on CAF's deterministic scheduler: no threads,
+// virtual time.
+#include "actors/data/group.hpp"
+
+#include "actors/node/metrics.hpp"
+
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <gtest/gtest.h>
+
+using namespace qf;
+using namespace std::chrono_literals;
+
+namespace {
+
+class group_test : public ::testing::Test {
+protected:
+  group_test()
+    : sys(init(cfg)),
+      sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
+    // nop
+  }
+
+  ~group_test() override {
+    for (auto& c : clusters)
+      c->groups.clear();
+    for (const auto& hdl : spawned)
+      caf::anon_send_exit(hdl, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  group_test(const group_test&) = delete;
+  group_test& operator=(const group_test&) = delete;
+
+  static caf::actor_system_config& init(caf::actor_system_config& c) {
+    c.set("scheduler.policy", caf::atom("testing"));
+    return c;
+  }
+
+  std::shared_ptr<cluster_state> cluster(const std::string& name,
+                                         uint32_t limit,
+                                         health h = health::healthy) {
+    auto c = std::make_shared<cluster_state>(name, "duckDb", limit, true);
+    c->status = h;
+    clusters.push_back(c);
+    return c;
+  }
+
+  caf::actor group(const std::string& name,
+                   std::vector<std::shared_ptr<cluster_state>> members,
+                   uint32_t max_queued = 10,
+                   std::chrono::seconds wait = 30s,
+                   config::strategy_kind strategy
+                   = config::strategy_kind::round_robin) {
+    config::cluster_group g;
+    g.name = name;
+    g.max_queued_queries = max_queued;
+    g.capacity_wait_timeout = wait;
+    g.strategy = strategy;
+    for (auto& m : members)
+      g.members.push_back(m->name);
+    auto hdl = sys.spawn(group_actor, g, members, stats);
+    for (auto& m : members)
+      m->groups.push_back(hdl);
+    spawned.push_back(hdl);
+    sched.run();
+    return hdl;
+  }
+
+  /// Asks for admission from a client actor; its outcome lands in outcomes.
+  void admit(const caf::actor& g, uint64_t ticket) {
+    auto out = outcomes;
+    sys.spawn([=](caf::event_based_actor* self) {
+      self->request(g, caf::infinite, atom::admit::value, ticket)
+        .then([=](admission& a) { (*out)[ticket] = a.cluster->name; },
+              [=](caf::error& e) {
+                auto code = code_of(e);
+                (*out)[ticket] = code == errc::queue_full      ? "queue_full"
+                                 : code == errc::queue_timeout ? "timeout"
+                                 : code == errc::cancelled     ? "cancelled"
+                                 : code == errc::group_disabled
+                                   ? "disabled"
+                                   : "error";
+              });
+    });
+    sched.run();
+  }
+
+  std::string outcome(uint64_t ticket) const {
+    auto i = outcomes->find(ticket);
+    return i == outcomes->end() ? "waiting" : i->second;
+  }
+
+  uint64_t queued(const caf::actor& g) {
+    uint64_t n = 0;
+    caf::scoped_actor self{sys};
+    self->send(g, atom::stats::value);
+    sched.run();
+    self->receive([&](uint64_t x) { n = x; });
+    return n;
+  }
+
+  void release(const std::shared_ptr<cluster_state>& c) {
+    c->release();
+    sched.run();
+  }
+
+  caf::actor_system_config cfg;
+  caf::actor_system sys;
+  caf::scheduler::test_coordinator& sched;
+  std::shared_ptr<metrics> stats = std::make_shared<metrics>();
+  std::shared_ptr<std::map<uint64_t, std::string>> outcomes
+    = std::make_shared<std::map<uint64_t, std::string>>();
+  std::vector<std::shared_ptr<cluster_state>> clusters;
+  std::vector<caf::actor> spawned;
+};
+
+} // namespace
+
+TEST_F(group_test, admits_up_to_the_limit_then_queues_fifo) {
+  auto c = cluster("c1", 2);
+  auto g = group("g", {c});
+  for (uint64_t t = 1; t <= 5; ++t)
+    admit(g, t);
+  EXPECT_EQ(outcome(1), "c1");
+  EXPECT_EQ(outcome(2), "c1");
+  EXPECT_EQ(outcome(3), "waiting");
+  EXPECT_EQ(c->running.load(), 2u);
+  EXPECT_EQ(queued(g), 3u);
+  release(c);
+  EXPECT_EQ(outcome(3), "c1"); // the oldest waiter goes first
+  EXPECT_EQ(outcome(4), "waiting");
+  EXPECT_EQ(c->running.load(), 2u);
+  release(c);
+  release(c);
+  EXPECT_EQ(outcome(4), "c1");
+  EXPECT_EQ(outcome(5), "c1");
+  EXPECT_EQ(queued(g), 0u);
+  EXPECT_EQ(c->running.load(), 2u);
+}
+
+TEST_F(group_test, a_full_queue_rejects_at_once_and_counts_it) {
+  auto c = cluster("c1", 1);
+  auto g = group("g", {c}, /*max_queued=*/1);
+  admit(g, 1);
+  admit(g, 2);
+  admit(g, 3);
+  EXPECT_EQ(outcome(1), "c1");
+  EXPECT_EQ(outcome(2), "waiting");
+  EXPECT_EQ(outcome(3), "queue_full");
+  EXPECT_NE(stats->render().find(
+              "queryflux_queue_rejections_total{cluster_group=\"g\"} 1"),
+            std::string::npos);
+}
+
+TEST_F(group_test, a_waiter_times_out_after_the_capacity_wait) {
+  auto c = cluster("c1", 1);
+  auto g = group("g", {c}, 10, 5s);
+  admit(g, 1);
+  admit(g, 2);
+  sched.advance_time(4s);
+  sched.run();
+  EXPECT_EQ(outcome(2), "waiting");
+  sched.advance_time(2s);
+  sched.run();
+  EXPECT_EQ(outcome(2), "timeout");
+  EXPECT_EQ(queued(g), 0u);
+  // The timed-out ticket does not take the slot freed later.
+  admit(g, 3);
+  release(c);
+  EXPECT_EQ(outcome(3), "c1");
+}
+
+TEST_F(group_test, a_withdrawn_waiter_fails_cancelled_and_leaves_the_queue) {
+  auto c = cluster("c1", 1);
+  auto g = group("g", {c});
+  admit(g, 1);
+  admit(g, 2);
+  admit(g, 3);
+  caf::anon_send(g, atom::withdraw::value, uint64_t{2});
+  sched.run();
+  EXPECT_EQ(outcome(2), "cancelled");
+  release(c);
+  EXPECT_EQ(outcome(3), "c1");
+}
+
+TEST_F(group_test, only_healthy_members_get_queries) {
+  auto sick = cluster("sick", 5, health::unhealthy);
+  auto pending = cluster("pending", 5, health::pending);
+  auto g = group("g", {sick, pending});
+  admit(g, 1);
+  EXPECT_EQ(outcome(1), "waiting");
+  // The health check marks it HEALTHY and tells the groups.
+  pending->status = health::healthy;
+  pending->notify_groups();
+  sched.run();
+  EXPECT_EQ(outcome(1), "pending");
+  EXPECT_EQ(sick->running.load(), 0u);
+}
+
+TEST_F(group_test, disabled_members_get_no_queries) {
+  auto off = cluster("off", 5);
+  off->enabled = false;
+  auto on = cluster("on", 5);
+  auto g = group("g", {off, on});
+  for (uint64_t t = 1; t <= 4; ++t)
+    admit(g, t);
+  for (uint64_t t = 1; t <= 4; ++t)
+    EXPECT_EQ(outcome(t), "on");
+}
+
+TEST_F(group_test, a_cluster_shared_by_two_groups_never_exceeds_its_limit) {
+  auto c = cluster("shared", 2);
+  auto g1 = group("g1", {c});
+  auto g2 = group("g2", {c});
+  admit(g1, 1);
+  admit(g2, 2);
+  admit(g2, 3);
+  admit(g1, 4);
+  EXPECT_EQ(c->running.load(), 2u);
+  EXPECT_EQ(outcome(3), "waiting");
+  EXPECT_EQ(outcome(4), "waiting");
+  release(c); // both groups hear of the free slot; exactly one wins it
+  EXPECT_EQ(c->running.load(), 2u);
+  auto admitted = (outcome(3) == "shared") + (outcome(4) == "shared");
+  EXPECT_EQ(admitted, 1);
+}
+
+TEST_F(group_test, round_robin_spreads_over_members) {
+  auto a = cluster("a", 10);
+  auto b = cluster("b", 10);
+  auto g = group("g", {a, b});
+  for (uint64_t t = 1; t <= 4; ++t)
+    admit(g, t);
+  EXPECT_EQ(outcome(1), "a");
+  EXPECT_EQ(outcome(2), "b");
+  EXPECT_EQ(outcome(3), "a");
+  EXPECT_EQ(outcome(4), "b");
+}
+
+TEST_F(group_test, least_loaded_prefers_the_idle_member) {
+  auto a = cluster("a", 10);
+  auto b = cluster("b", 10);
+  a->running = 3;
+  auto g = group("g", {a, b}, 10, 30s, config::strategy_kind::least_loaded);
+  admit(g, 1);
+  admit(g, 2);
+  EXPECT_EQ(outcome(1), "b");
+  EXPECT_EQ(outcome(2), "b");
+}
+
+TEST_F(group_test, a_full_member_is_skipped_for_one_with_room) {
+  auto a = cluster("a", 1);
+  auto b = cluster("b", 1);
+  auto g = group("g", {a, b}, 10, 30s, config::strategy_kind::failover);
+  admit(g, 1);
+  admit(g, 2);
+  admit(g, 3);
+  EXPECT_EQ(outcome(1), "a");
+  EXPECT_EQ(outcome(2), "b");
+  EXPECT_EQ(outcome(3), "waiting");
+}
+
+TEST_F(group_test, queue_length_is_published_as_a_metric) {
+  auto c = cluster("c1", 1);
+  auto g = group("g", {c});
+  admit(g, 1);
+  admit(g, 2);
+  admit(g, 3);
+  EXPECT_NE(stats->render().find(
+              "queryflux_queued_queries{cluster_group=\"g\"} 2"),
+            std::string::npos)
+    << stats->render();
+}

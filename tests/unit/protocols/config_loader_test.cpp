@@ -1,0 +1,270 @@
+// The YAML config: defaults, mapping, and every validation problem reported
+// with its path.
+#include "protocols/config/loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace qf::config;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* minimal = R"(
+queryflux:
+  frontends: { trinoHttp: { port: 18080 } }
+clusters:
+  duck: { engine: duckDb }
+clusterGroups:
+  g: { members: [duck] }
+)";
+
+bool has_problem(const load_result& r, const std::string& text) {
+  return std::any_of(r.problems.begin(), r.problems.end(),
+                     [&](const std::string& p) { return p == text; });
+}
+
+std::string all_problems(const load_result& r) {
+  std::string out;
+  for (const auto& p : r.problems)
+    out += p + "\n";
+  return out;
+}
+
+} // namespace
+
+TEST(config_loader, minimal_config_gets_the_documented_defaults) {
+  auto r = load_from_string(minimal);
+  ASSERT_TRUE(r.config) << all_problems(r);
+  const auto& c = *r.config;
+  EXPECT_EQ(c.queryflux.role, node_role::standalone);
+  EXPECT_EQ(c.queryflux.external_address, "http://localhost:8080");
+  EXPECT_TRUE(c.queryflux.trino_http.enabled);
+  EXPECT_EQ(c.queryflux.trino_http.port, 18080);
+  EXPECT_FALSE(c.queryflux.postgres_wire.enabled);
+  EXPECT_EQ(c.queryflux.admin.port, 9000);
+  EXPECT_EQ(c.queryflux.shutdown_drain_timeout, 30s);
+  EXPECT_EQ(c.health.task_delay, 1min);
+  ASSERT_EQ(c.clusters.size(), 1u);
+  EXPECT_EQ(c.clusters[0].engine, engine_kind::duck_db);
+  EXPECT_TRUE(c.clusters[0].enabled);
+  EXPECT_FALSE(c.clusters[0].max_running_queries);
+  ASSERT_EQ(c.groups.size(), 1u);
+  EXPECT_EQ(c.groups[0].strategy, strategy_kind::round_robin);
+  EXPECT_EQ(c.groups[0].capacity_wait_timeout, 300s);
+  // A single group is the fallback without saying so.
+  EXPECT_EQ(c.routing_fallback, "g");
+}
+
+TEST(config_loader, maps_every_section) {
+  auto r = load_from_string(R"(
+queryflux:
+  externalAddress: http://gw.example:8080/
+  frontends:
+    trinoHttp: { enabled: true, port: 8081, maxConnections: 50, queryClientTimeout: 90s, maxPageRows: 100 }
+  adminApi: { port: 9100, username: ops, password: s3cret }
+  shutdownDrainTimeoutSecs: 5
+monitor: { taskDelay: 500ms, checkTimeout: 2s }
+clusters:
+  a: { engine: duckDb, databasePath: /tmp/a.duckdb, maxRunningQueries: 3, initSql: "SELECT 1" }
+  b: { engine: sqlite, enabled: false, healthCheckQuery: "SELECT 2" }
+clusterGroups:
+  g1: { members: [a, b], maxRunningQueries: 7, maxQueuedQueries: 9, capacityWaitTimeoutSecs: 4, strategy: { type: leastLoaded } }
+  g2: { members: [b], enabled: false, strategy: { type: failover } }
+routers:
+  - { type: protocolBased, trinoHttp: g1 }
+  - { type: header, headerName: X-Target, headerValueToGroup: { two: g2 } }
+  - { type: userGroup, userToGroup: { bob: g2 } }
+  - type: queryRegex
+    rules:
+      - { regex: "(?i)^drop", action: deny }
+      - { regex: "archive", targetGroup: g2 }
+  - type: tags
+    rules: [ { tags: { team: bi, adhoc: null }, targetGroup: g2 } ]
+routingFallback: g1
+)");
+  ASSERT_TRUE(r.config) << all_problems(r);
+  const auto& c = *r.config;
+  EXPECT_EQ(c.queryflux.external_address, "http://gw.example:8080");
+  EXPECT_EQ(c.queryflux.trino_http.max_connections, 50u);
+  EXPECT_EQ(c.queryflux.trino_http.query_client_timeout, 90s);
+  EXPECT_EQ(c.queryflux.trino_http.max_page_rows, 100u);
+  EXPECT_EQ(c.queryflux.admin.username, "ops");
+  EXPECT_EQ(c.queryflux.shutdown_drain_timeout, 5s);
+  EXPECT_EQ(c.health.task_delay, 500ms);
+  EXPECT_EQ(c.health.check_timeout, 2s);
+  const auto* a = c.find_cluster("a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->database_path, "/tmp/a.duckdb");
+  EXPECT_EQ(a->max_running_queries, 3u);
+  EXPECT_EQ(a->init_sql, std::vector<std::string>{"SELECT 1"});
+  const auto* b = c.find_cluster("b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(b->enabled);
+  EXPECT_EQ(b->health_check_query, "SELECT 2");
+  const auto* g1 = c.find_group("g1");
+  ASSERT_NE(g1, nullptr);
+  EXPECT_EQ(g1->members, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(g1->max_running_queries, 7u);
+  EXPECT_EQ(g1->max_queued_queries, 9u);
+  EXPECT_EQ(g1->capacity_wait_timeout, 4s);
+  EXPECT_EQ(g1->strategy, strategy_kind::least_loaded);
+  EXPECT_FALSE(c.find_group("g2")->enabled);
+  ASSERT_EQ(c.routers.size(), 5u);
+  EXPECT_EQ(c.routers[1].header_name, "x-target"); // names are lowercased
+  EXPECT_TRUE(c.routers[3].regex_rules[0].deny);
+  EXPECT_EQ(c.routers[3].regex_rules[0].error, "Query denied by routing rule");
+  EXPECT_FALSE(c.routers[4].tag_rules[0].tags.at("adhoc"));
+  EXPECT_EQ(c.routers[4].tag_rules[0].tags.at("team"), "bi");
+}
+
+TEST(config_loader, reports_every_problem_at_once_with_its_path) {
+  auto r = load_from_string(R"(
+queryflux:
+  frontends:
+    trinoHttp: { port: 9000, colour: blue }
+  adminApi: { port: 9000 }
+  shutdownDrainTimeoutSecs: soon
+monitor: { taskDelay: 10 }
+clusters:
+  duck: { engine: duckDb, maxRunningQueries: -1 }
+  odd: { engine: oracle }
+clusterGroups:
+  bi: { members: [duck, x], strategy: { type: weighted } }
+routers:
+  - { type: queryRegex, rules: [ { regex: "(unclosed", targetGroup: bi } ] }
+  - { type: userGroup, userToGroup: { bob: nowhere } }
+  - { type: compound }
+routingFallback: missing
+)");
+  EXPECT_FALSE(r.config);
+  EXPECT_TRUE(has_problem(r, "queryflux.frontends.trinoHttp.colour: unknown key"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(
+    r, "queryflux.frontends.trinoHttp.port: port 9000 is already used by "
+       "queryflux.adminApi"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "queryflux.shutdownDrainTimeoutSecs: expected a "
+                             "whole number from 0 to 31536000"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "monitor.taskDelay: expected a duration such as "
+                             "500ms, 30s, 1m or 1h"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "clusters.duck.maxRunningQueries: expected a "
+                             "whole number from 0 to 1000000"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(
+    r, "clusters.odd.engine: unknown engine \"oracle\" (duckDb or sqlite)"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "clusterGroups.bi.members[1]: unknown cluster \"x\""))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "clusterGroups.bi.strategy.type: unknown strategy "
+                             "\"weighted\" (roundRobin, leastLoaded, random, "
+                             "failover)"))
+    << all_problems(r);
+  EXPECT_TRUE(std::any_of(r.problems.begin(), r.problems.end(),
+                          [](const std::string& p) {
+                            return p.rfind("routers[0].rules[0].regex: invalid "
+                                           "regex: ",
+                                           0)
+                                   == 0;
+                          }))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "routers[1].userToGroup.bob: unknown cluster "
+                             "group \"nowhere\""))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "routers[2].type: unknown router type \"compound\" "
+                             "(protocolBased, header, userGroup, queryRegex, "
+                             "tags)"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "routingFallback: unknown cluster group "
+                             "\"missing\""))
+    << all_problems(r);
+}
+
+TEST(config_loader, wrong_types_and_missing_sections_are_problems) {
+  auto r = load_from_string(R"(
+queryflux: [1, 2]
+clusters: nope
+clusterGroups:
+  g: { members: duck, enabled: maybe }
+)");
+  EXPECT_FALSE(r.config);
+  EXPECT_TRUE(has_problem(r, "queryflux: expected a mapping")) << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "clusters: expected a mapping")) << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "clusterGroups.g.members: expected a list"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "clusterGroups.g.enabled: expected true or false"))
+    << all_problems(r);
+}
+
+TEST(config_loader, top_level_must_be_a_mapping_and_groups_exist) {
+  auto r = load_from_string("just a string");
+  EXPECT_FALSE(r.config);
+  EXPECT_TRUE(has_problem(r, "expected a mapping")) << all_problems(r);
+  auto empty = load_from_string("queryflux: {}\n");
+  EXPECT_TRUE(has_problem(empty, "clusterGroups: needs at least one group"))
+    << all_problems(empty);
+}
+
+TEST(config_loader, several_groups_need_a_fallback) {
+  auto r = load_from_string(R"(
+queryflux: {}
+clusters: { a: { engine: sqlite } }
+clusterGroups: { g1: { members: [a] }, g2: { members: [a] } }
+)");
+  EXPECT_TRUE(has_problem(r, "routingFallback: missing: name the group that "
+                             "takes queries no router matched"))
+    << all_problems(r);
+}
+
+TEST(config_loader, malformed_yaml_reports_its_line) {
+  auto r = load_from_string("queryflux:\n  frontends: {\n  oops: [\n");
+  ASSERT_FALSE(r.config);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].rfind("line ", 0), 0u) << r.problems[0];
+}
+
+TEST(config_loader, environment_variables_are_never_expanded) {
+  setenv("QF_TEST_SECRET", "expanded", 1);
+  auto r = load_from_string(R"(
+queryflux:
+  adminApi: { password: "${QF_TEST_SECRET}" }
+clusters: { a: { engine: sqlite } }
+clusterGroups: { g: { members: [a] } }
+)");
+  ASSERT_TRUE(r.config) << all_problems(r);
+  EXPECT_EQ(r.config->queryflux.admin.password, "${QF_TEST_SECRET}");
+}
+
+TEST(config_loader, frontends_not_built_yet_are_refused_clearly) {
+  auto r = load_from_string(R"(
+queryflux:
+  frontends: { postgresWire: { port: 15432 } }
+clusters: { a: { engine: sqlite } }
+clusterGroups: { g: { members: [a] } }
+)");
+  EXPECT_TRUE(has_problem(r, "queryflux.frontends.postgresWire: this frontend "
+                             "is not available in this build yet"))
+    << all_problems(r);
+}
+
+TEST(config_loader, unreadable_file_is_a_problem_not_a_crash) {
+  auto r = load_from_file("/nonexistent/queryflux.yaml");
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0], "/nonexistent/queryflux.yaml: cannot read the file");
+}
+
+TEST(parse_duration, accepts_units_and_rejects_the_rest) {
+  EXPECT_EQ(parse_duration("500ms"), 500ms);
+  EXPECT_EQ(parse_duration("30s"), 30s);
+  EXPECT_EQ(parse_duration("1m"), 1min);
+  EXPECT_EQ(parse_duration("2h"), 2h);
+  EXPECT_EQ(parse_duration("1d"), 24h);
+  EXPECT_FALSE(parse_duration("10"));
+  EXPECT_FALSE(parse_duration("m"));
+  EXPECT_FALSE(parse_duration("-1s"));
+  EXPECT_FALSE(parse_duration("1 m"));
+  EXPECT_FALSE(parse_duration("99999999999s"));
+}
