@@ -78,14 +78,17 @@ struct conn_lease {
   std::shared_ptr<engines::connection> engine;
 };
 
-struct result_columns {
-  std::vector<column> columns;
-};
-
 /// One batch of a statement's rows; more is false after the last batch.
 struct result_batch {
   row_batch rows;
   bool more = false;
+};
+
+/// A started statement: its columns and, to save a round trip, its first
+/// batch of rows.
+struct statement_result {
+  std::vector<column> columns;
+  result_batch first;
 };
 
 /// What a Trino HTTP request gets back from a query actor.
@@ -136,7 +139,7 @@ struct history_filter {
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::admission)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::conn_lease)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::result_columns)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::result_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::trino_respond)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::query_record)

@@ -87,7 +87,7 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
     for (auto& conn : st.connections)
       self->send_exit(conn, msg.reason);
     st.connections.clear();
-    st.idle.clear();
+    st.shared->clear_idle();
     if (st.checker)
       self->send_exit(st.checker, msg.reason);
     self->quit(msg.reason);
@@ -99,11 +99,8 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
       if (!st.db)
         return make_error(errc::engine_unavailable,
                           "cluster \"" + st.cfg.name + "\" is not reachable");
-      if (!st.idle.empty()) {
-        auto lease = std::move(st.idle.back());
-        st.idle.pop_back();
-        return lease;
-      }
+      if (auto lease = st.shared->take_idle())
+        return std::move(*lease);
       try {
         // Embedded engines connect in microseconds; no thread is held long.
         std::shared_ptr<engines::connection> conn = st.db->connect();
@@ -116,10 +113,8 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
     },
     [self](atom::release, conn_lease& lease, bool reusable) {
       auto& st = self->state;
-      if (reusable && st.idle.size() < st.shared->limit) {
-        st.idle.push_back(std::move(lease));
+      if (reusable && st.shared->give_back(lease))
         return;
-      }
       std::erase(st.connections, lease.actor);
       self->send_exit(lease.actor, caf::exit_reason::user_shutdown);
     },

@@ -36,15 +36,15 @@ struct cluster_actor_state {
   bool first_check_reported = false;
   std::shared_ptr<engines::database> db;
   caf::actor checker;
-  std::vector<conn_lease> idle;
   /// Every connection actor alive, lent or idle: all end with the cluster.
   std::vector<caf::actor> connections;
   std::mt19937 rng{std::random_device{}()};
 };
 
 /// Handlers:
-/// - (acquire) -> conn_lease, or errc engine_unavailable;
-/// - (release, conn_lease, bool reusable): takes a connection back;
+/// - (acquire) -> a new conn_lease, or errc engine_unavailable (idle ones
+///   are borrowed straight from cluster_state);
+/// - (release, conn_lease, bool reusable): pools it, or ends it;
 /// - (check): INTERNAL, runs one health check and schedules the next.
 caf::behavior cluster_actor(caf::stateful_actor<cluster_actor_state>* self,
                             config::cluster cfg, config::monitor monitor,

@@ -39,4 +39,26 @@ void cluster_state::notify_groups() const {
     caf::anon_send(g, atom::release::value);
 }
 
+std::optional<conn_lease> cluster_state::take_idle() {
+  std::lock_guard guard{pool_mtx_};
+  if (idle_.empty())
+    return std::nullopt;
+  auto lease = std::move(idle_.back());
+  idle_.pop_back();
+  return lease;
+}
+
+bool cluster_state::give_back(conn_lease& lease) {
+  std::lock_guard guard{pool_mtx_};
+  if (idle_.size() >= limit)
+    return false;
+  idle_.push_back(std::move(lease));
+  return true;
+}
+
+void cluster_state::clear_idle() {
+  std::lock_guard guard{pool_mtx_};
+  idle_.clear();
+}
+
 } // namespace qf

@@ -3,9 +3,13 @@
 // admission never waits for a message round trip.
 #pragma once
 
+#include "actors/core/messages.hpp"
+
 #include <caf/actor.hpp>
 
 #include <atomic>
+#include <mutex>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -54,6 +58,20 @@ struct cluster_state {
 
   /// Tells the groups that this cluster may take queries again.
   void notify_groups() const;
+
+  /// An idle connection, if any: queries borrow without a message hop.
+  std::optional<conn_lease> take_idle();
+
+  /// Keeps a connection for reuse; false when the pool is full, and the
+  /// caller then asks the cluster actor to end it.
+  bool give_back(conn_lease& lease);
+
+  /// Empties the pool (the cluster actor ends the connections).
+  void clear_idle();
+
+private:
+  std::mutex pool_mtx_;
+  std::vector<conn_lease> idle_;
 };
 
 } // namespace qf

@@ -19,18 +19,33 @@ auto guarded(F f) -> caf::result<decltype(f())> {
   }
 }
 
+/// Reads the next batch; the cursor is dropped once exhausted or failed.
+result_batch next_batch(connection_state& st, uint32_t max_rows) {
+  result_batch out;
+  try {
+    out.more = st.cursor->fetch(out.rows, max_rows);
+  } catch (...) {
+    st.cursor.reset();
+    throw;
+  }
+  if (!out.more)
+    st.cursor.reset();
+  return out;
+}
+
 } // namespace
 
 caf::behavior connection_actor(caf::stateful_actor<connection_state>* self,
                                std::shared_ptr<engines::connection> conn) {
   self->state.conn = std::move(conn);
   return {
-    [self](atom::execute, const std::string& sql) {
+    [self](atom::execute, const std::string& sql, uint32_t max_rows) {
       auto& st = self->state;
       st.cursor.reset();
       return guarded([&] {
         st.cursor = st.conn->execute(sql);
-        return result_columns{st.cursor->columns()};
+        statement_result out{st.cursor->columns(), next_batch(st, max_rows)};
+        return out;
       });
     },
     [self](atom::fetch, uint32_t max_rows) {
@@ -39,16 +54,7 @@ caf::behavior connection_actor(caf::stateful_actor<connection_state>* self,
         if (!st.cursor)
           throw engines::engine_error(engines::error_kind::internal,
                                       "no open result");
-        result_batch out;
-        try {
-          out.more = st.cursor->fetch(out.rows, max_rows);
-        } catch (...) {
-          st.cursor.reset();
-          throw;
-        }
-        if (!out.more)
-          st.cursor.reset();
-        return out;
+        return next_batch(st, max_rows);
       });
     },
     [self](atom::close) { self->state.cursor.reset(); },

@@ -109,15 +109,15 @@ caf::behavior group_actor(self_ptr self, config::cluster_group cfg,
                   make_error(errc::cancelled, "query cancelled while queued"));
     },
     [self](atom::timeout, uint64_t ticket) {
-      const auto& cfg = self->state.cfg;
+      const auto& group_cfg = self->state.cfg;
       fail_waiter(self, ticket,
                   make_error(errc::queue_timeout,
                              "query waited longer than "
                              "capacityWaitTimeoutSecs ("
                                + std::to_string(
-                                 cfg.capacity_wait_timeout.count())
+                                 group_cfg.capacity_wait_timeout.count())
                                + "s) for capacity in cluster group \""
-                               + cfg.name + "\""));
+                               + group_cfg.name + "\""));
     },
     [self](atom::release) { admit_waiters(self); },
     [self](atom::stats) {

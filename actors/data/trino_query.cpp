@@ -107,12 +107,14 @@ void return_connection(self_ptr self) {
   auto& st = self->state;
   if (!st.lease || st.conn_busy)
     return;
-  self->send(st.cluster->actor, atom::release::value, std::move(*st.lease),
-             true);
+  if (!st.cluster->give_back(*st.lease))
+    self->send(st.cluster->actor, atom::release::value, std::move(*st.lease),
+               false);
   st.lease.reset();
 }
 
 void answer_if_ready(self_ptr self, bool deadline_passed);
+void fetch_more(self_ptr self);
 
 void fail(self_ptr self, trino::error_code code, std::string message) {
   auto& st = self->state;
@@ -142,6 +144,34 @@ void finish(self_ptr self) {
   record(self, "Success");
 }
 
+/// Takes a batch from the connection; the query ends after the last one.
+void accept_batch(self_ptr self, result_batch& b) {
+  auto& st = self->state;
+  auto n = b.rows.rows();
+  st.rows += static_cast<int64_t>(n);
+  if (n > 0) {
+    st.buffered_rows += n;
+    st.buffer.push_back(std::move(b.rows));
+  }
+  if (b.more)
+    fetch_more(self);
+  else {
+    st.exhausted = true;
+    finish(self);
+  }
+  answer_if_ready(self, false);
+}
+
+/// A late answer from the connection after a cancel: close and give back.
+bool abandoned_result(self_ptr self) {
+  auto& st = self->state;
+  if (st.ph == phase::running)
+    return false;
+  self->send(st.lease->actor, atom::close::value);
+  return_connection(self);
+  return true;
+}
+
 void fetch_more(self_ptr self) {
   auto& state = self->state;
   if (state.ph != phase::running || state.exhausted || state.fetching
@@ -155,24 +185,8 @@ void fetch_more(self_ptr self) {
       [self](result_batch& b) {
         auto& st = self->state;
         st.fetching = st.conn_busy = false;
-        if (st.ph != phase::running) {
-          self->send(st.lease->actor, atom::close::value);
-          return_connection(self);
-          return;
-        }
-        auto n = b.rows.rows();
-        st.rows += static_cast<int64_t>(n);
-        if (n > 0) {
-          st.buffered_rows += n;
-          st.buffer.push_back(std::move(b.rows));
-        }
-        if (!b.more) {
-          st.exhausted = true;
-          finish(self);
-        } else {
-          fetch_more(self);
-        }
-        answer_if_ready(self, false);
+        if (!abandoned_result(self))
+          accept_batch(self, b);
       },
       [self](caf::error& err) {
         auto& st = self->state;
@@ -187,26 +201,23 @@ void execute(self_ptr self) {
   state.ph = phase::running;
   state.started = clock::now();
   state.started_wall_ms = wall_ms();
-  state.conn_busy = true;
+  state.conn_busy = state.fetching = true;
   self
     ->request(state.lease->actor, caf::infinite, atom::execute::value,
-              state.spec.sql)
+              state.spec.sql, state.node->trino.max_page_rows)
     .then(
-      [self](result_columns& cols) {
+      [self](statement_result& r) {
         auto& st = self->state;
-        st.conn_busy = false;
-        if (st.ph != phase::running) {
-          self->send(st.lease->actor, atom::close::value);
-          return_connection(self);
+        st.conn_busy = st.fetching = false;
+        if (abandoned_result(self))
           return;
-        }
-        st.columns = std::move(cols.columns);
+        st.columns = std::move(r.columns);
         st.have_columns = true;
-        fetch_more(self);
-        answer_if_ready(self, false);
+        accept_batch(self, r.first);
       },
       [self](caf::error& err) {
-        self->state.conn_busy = false;
+        auto& st = self->state;
+        st.conn_busy = st.fetching = false;
         return_connection(self);
         fail(self, err);
       });
@@ -222,6 +233,11 @@ void admitted(self_ptr self, admission& a) {
   state.holds_slot = true;
   state.admitted = clock::now();
   state.node->stats->running_changed(state.route.group, state.cluster->name, 1);
+  if (auto idle = state.cluster->take_idle()) {
+    state.lease = std::move(*idle);
+    execute(self);
+    return;
+  }
   self->request(state.cluster->actor, caf::infinite, atom::acquire::value)
     .then(
       [self](conn_lease& lease) {
