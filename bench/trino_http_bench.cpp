@@ -2,7 +2,9 @@
 //   gateway: `SELECT 1` through a running QueryFlux (POST + nextUri GETs);
 //   floor:   the same client code against a static in-process HTTP server
 //            that answers the same two QueryResults documents;
-//   engine:  `SELECT 1` straight on an embedded DuckDB connection.
+//   engine:  `SELECT 1` straight on an embedded DuckDB connection;
+//   gateway over SQLite: the same, routed to SQLite, whose `SELECT 1` costs
+//            microseconds: what is left is the gateway's own overhead.
 // Prints queries/s, p50 and p99 for 1 and 32 clients, and the ratios.
 //
 // Usage: trino_http_bench HOST PORT [SECONDS_PER_RUN]
@@ -31,7 +33,9 @@ using clock_type = std::chrono::steady_clock;
 /// A blocking HTTP/1.1 keep-alive client: just enough for this benchmark.
 class http_client {
 public:
-  http_client(const std::string& host, uint16_t port) {
+  http_client(const std::string& host, uint16_t port,
+              std::string extra_headers = {})
+    : extra_headers_(std::move(extra_headers)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -54,7 +58,8 @@ public:
   std::string request(const std::string& method, const std::string& path,
                       const std::string& body) {
     std::string req = method + " " + path + " HTTP/1.1\r\nHost: bench\r\n"
-                      "X-Trino-User: bench\r\nContent-Length: "
+                      "X-Trino-User: bench\r\n" + extra_headers_
+                      + "Content-Length: "
                       + std::to_string(body.size()) + "\r\n\r\n" + body;
     send_all(req);
     return read_response();
@@ -96,6 +101,7 @@ private:
     buf_.append(chunk, static_cast<size_t>(n));
   }
 
+  std::string extra_headers_;
   int fd_ = -1;
   std::string buf_;
 };
@@ -303,13 +309,23 @@ int main(int argc, char** argv) {
       auto c = std::make_shared<http_client>(host, port);
       return [c] { trino_query(*c); };
     });
+    auto lite = measure(clients, seconds, [&] {
+      auto c = std::make_shared<http_client>(host, port,
+                                             "X-QueryFlux-Group: lite\r\n");
+      return [c] { trino_query(*c); };
+    });
     print("DuckDB direct (C API)", std::min(clients, 2u), engine);
     print("HTTP floor (static reply)", clients, fl);
-    print("QueryFlux gateway", clients, gw);
-    std::printf("  ratio gateway/floor: %.2fx q/s, p50 +%.3f ms, p99 +%.3f ms"
-                "  (p50 added beyond floor and engine: %.3f ms)\n\n",
+    print("QueryFlux -> DuckDB", clients, gw);
+    print("QueryFlux -> SQLite", clients, lite);
+    std::printf("  DuckDB:  gateway/floor %.2fx q/s, p50 +%.3f ms, p99 +%.3f ms"
+                " (p50 beyond floor and engine: %.3f ms)\n",
                 gw.qps / fl.qps, gw.p50_ms - fl.p50_ms, gw.p99_ms - fl.p99_ms,
                 gw.p50_ms - fl.p50_ms - engine.p50_ms);
+    std::printf("  SQLite:  gateway/floor %.2fx q/s, p50 +%.3f ms, p99 +%.3f ms"
+                " (the gateway's own added latency)\n\n",
+                lite.qps / fl.qps, lite.p50_ms - fl.p50_ms,
+                lite.p99_ms - fl.p99_ms);
   }
   return 0;
 }

@@ -167,6 +167,14 @@ int serve(const options& opts) {
     }
     web.stop();
     gateway.stop();
+    // A statement stuck in an engine keeps its thread, and the actor system
+    // waits for every actor: do not let that hold the process forever.
+    std::thread([exit_code] {
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      spdlog::warn("engine calls still blocked 5s after shutdown; exiting");
+      spdlog::default_logger()->flush();
+      std::_Exit(exit_code);
+    }).detach();
   }
   spdlog::info("stopped");
   return exit_code;

@@ -14,8 +14,8 @@ using phase = trino_query_state::phase;
 using clock = trino_query_state::clock;
 
 constexpr auto tick_interval = std::chrono::seconds(1);
-/// How long a finished query stays reachable for retried GETs.
-constexpr auto linger = std::chrono::seconds(10);
+/// How long a finished query stays reachable for a retried last GET.
+constexpr auto linger = std::chrono::seconds(3);
 
 int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -355,21 +355,6 @@ void serve(self_ptr self) {
   fetch_more(self); // the buffer has room again
 }
 
-/// The answer to POST: always QUEUED with a nextUri and neither data nor
-/// error, as Trino answers. trino-client drops whatever a first response
-/// carries besides nextUri, so rows or errors there would be lost.
-void serve_submitted(self_ptr self, trino_respond respond) {
-  auto& st = self->state;
-  trino::results_page page;
-  page.id = st.spec.id;
-  page.info_uri = uri(st, "/v1/query/");
-  page.next_uri = uri(st, "/v1/statement/queued/") + "/1";
-  page.stats.state = trino::query_state::queued;
-  st.served_token = 0;
-  st.served_page = trino::encode(page);
-  respond({200, st.served_page});
-}
-
 void answer_if_ready(self_ptr self, bool deadline_passed) {
   auto& st = self->state;
   if (!st.waiting)
@@ -436,6 +421,16 @@ std::string query_info(const trino_query_state& st) {
 
 } // namespace
 
+std::string trino_submitted_page(const std::string& external_address,
+                                 const std::string& id) {
+  trino::results_page page;
+  page.id = id;
+  page.info_uri = external_address + "/v1/query/" + id;
+  page.next_uri = external_address + "/v1/statement/queued/" + id + "/1";
+  page.stats.state = trino::query_state::queued;
+  return trino::encode(page);
+}
+
 caf::behavior trino_query(self_ptr self, trino_query_spec spec,
                           std::shared_ptr<node_services> node) {
   auto& state = self->state;
@@ -449,6 +444,8 @@ caf::behavior trino_query(self_ptr self, trino_query_spec spec,
     if (counted->exchange(false))
       node->in_flight.fetch_sub(1);
   });
+  state.served_page = trino_submitted_page(state.node->external_address,
+                                           state.spec.id);
   start(self);
   self->delayed_send(self, tick_interval, atom::tick::value);
   return {
@@ -456,10 +453,6 @@ caf::behavior trino_query(self_ptr self, trino_query_spec spec,
            trino_respond& respond) {
       auto& st = self->state;
       st.last_activity = clock::now();
-      if (token == 0 && st.served_page.empty()) {
-        serve_submitted(self, std::move(respond));
-        return;
-      }
       if (token == st.served_token) {
         respond({200, st.served_page}); // a retry: same page again
         return;
@@ -472,8 +465,9 @@ caf::behavior trino_query(self_ptr self, trino_query_spec spec,
         st.waiting->respond({409, "{\"error\":\"superseded by a newer poll\"}"});
       st.waiting = trino_query_state::waiting_poll{token, std::move(respond),
                                                    ++st.poll_seq};
-      self->delayed_send(self, wait, atom::deadline::value, st.poll_seq);
       answer_if_ready(self, false);
+      if (st.waiting) // no page yet: answer with what there is after `wait`
+        self->delayed_send(self, wait, atom::deadline::value, st.poll_seq);
     },
     [self](atom::deadline, uint64_t seq) {
       auto& st = self->state;
@@ -487,11 +481,14 @@ caf::behavior trino_query(self_ptr self, trino_query_spec spec,
     [self](atom::tick) {
       auto& st = self->state;
       auto idle = clock::now() - st.last_activity;
-      if (st.final_served && idle > linger) {
-        self->quit();
+      if (st.final_served) {
+        if (idle >= linger)
+          self->quit();
+        else
+          self->delayed_send(self, linger - idle, atom::tick::value);
         return;
       }
-      if (!st.final_served && !st.waiting
+      if (!st.waiting
           && idle > st.node->trino.query_client_timeout) {
         cancel(self, true);
         self->quit();

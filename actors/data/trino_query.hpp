@@ -75,9 +75,15 @@ struct trino_query_state {
   int64_t started_wall_ms = 0;
 };
 
+/// The answer to POST /v1/statement: QUEUED with a nextUri, neither data
+/// nor error, as Trino answers. trino-client drops whatever a first response
+/// carries besides nextUri, so rows or errors there would be lost.
+std::string trino_submitted_page(const std::string& external_address,
+                                 const std::string& id);
+
 /// Handlers:
 /// - (poll, token, wait, respond): answers the page for token, waiting up to
-///   `wait` for rows; token 0 is the POST, answered at once;
+///   `wait` for rows; token 0 is the POST's page (see above);
 /// - (cancel, bool abandoned): cancels the query and frees its slot;
 /// - (info, respond): Trino's QueryInfo JSON for GET /v1/query/{id}.
 caf::behavior trino_query(caf::stateful_actor<trino_query_state>* self,

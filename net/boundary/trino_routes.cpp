@@ -118,8 +118,9 @@ private:
     auto id = spec.id;
     auto query = node_->sys->spawn(trino_query, std::move(spec), node_);
     node_->queries->add(id, query);
-    caf::anon_send(query, atom::poll::value, uint64_t{0},
-                   caf::timespan{0}, adapt(std::move(respond)));
+    http::response res;
+    res.body = trino_submitted_page(node_->external_address, id);
+    respond(std::move(res));
   }
 
   void poll(const std::string& id, const std::string& token_text,
