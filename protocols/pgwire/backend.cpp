@@ -1,0 +1,308 @@
+// Server message encoding.
+#include "protocols/pgwire/backend.hpp"
+
+#include "protocols/common/byte_reader.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace qf::pgwire {
+
+namespace {
+
+using namespace byte_writer;
+
+/// Writes the tag and a length placeholder; returns where the length goes.
+size_t begin(std::string& out, char tag) {
+  out += tag;
+  auto at = out.size();
+  put_be_u32(out, 0);
+  return at;
+}
+
+void end(std::string& out, size_t at) {
+  patch_be_u32(out, at, static_cast<uint32_t>(out.size() - at));
+}
+
+int16_t format_of(const std::vector<int16_t>& formats, size_t column) {
+  if (formats.empty())
+    return 0;
+  if (formats.size() == 1)
+    return formats[0];
+  return column < formats.size() ? formats[column] : 0;
+}
+
+void notice_or_error(std::string& out, char tag, const error_fields& e) {
+  auto at = begin(out, tag);
+  auto field = [&](char code, std::string_view value) {
+    if (value.empty())
+      return;
+    out += code;
+    put_cstring(out, value);
+  };
+  field('S', e.severity);
+  field('V', e.severity);
+  field('C', e.sqlstate);
+  field('M', e.message);
+  field('D', e.detail);
+  out += '\0';
+  end(out, at);
+}
+
+template <class Int>
+bool parse_int(const std::string& s, Int& v) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc{} && p == s.data() + s.size();
+}
+
+void put_be_u64(std::string& out, uint64_t v) {
+  put_be_u32(out, static_cast<uint32_t>(v >> 32));
+  put_be_u32(out, static_cast<uint32_t>(v & 0xFFFFFFFF));
+}
+
+} // namespace
+
+uint32_t type_oid(const sql_type& t) {
+  switch (t.id) {
+    case type_id::boolean:
+      return 16;
+    case type_id::tinyint:
+    case type_id::smallint:
+      return 21;
+    case type_id::integer:
+      return 23;
+    case type_id::bigint:
+      return 20;
+    case type_id::real:
+      return 700;
+    case type_id::double_precision:
+      return 701;
+    case type_id::decimal:
+      return 1700;
+    case type_id::varchar:
+      return 1043;
+    case type_id::varbinary:
+      return 17;
+    case type_id::date:
+      return 1082;
+    case type_id::time:
+      return 1083;
+    case type_id::timestamp:
+      return 1114;
+    case type_id::timestamp_tz:
+      return 1184;
+    case type_id::uuid:
+      return 2950;
+    case type_id::json:
+      return 114;
+    case type_id::interval:
+      return 1186;
+    case type_id::unknown:
+      return 25; // text
+  }
+  return 25;
+}
+
+std::string text_value(const sql_type& t, const std::string& v) {
+  switch (t.id) {
+    case type_id::boolean:
+      return v == "true" || v == "t" || v == "1" ? "t" : "f";
+    case type_id::varbinary: {
+      static constexpr char hex[] = "0123456789abcdef";
+      std::string out = "\\x";
+      out.reserve(2 + v.size() * 2);
+      for (unsigned char c : v) {
+        out += hex[c >> 4];
+        out += hex[c & 0xF];
+      }
+      return out;
+    }
+    case type_id::timestamp_tz:
+      return v + "+00";
+    default:
+      return v;
+  }
+}
+
+bool binary_value(const sql_type& t, const std::string& v, std::string& out) {
+  out.clear();
+  switch (t.id) {
+    case type_id::boolean:
+      out += (v == "true" || v == "t" || v == "1") ? '\1' : '\0';
+      return true;
+    case type_id::tinyint:
+    case type_id::smallint: {
+      int16_t x = 0;
+      if (!parse_int(v, x))
+        return false;
+      put_be_u16(out, static_cast<uint16_t>(x));
+      return true;
+    }
+    case type_id::integer: {
+      int32_t x = 0;
+      if (!parse_int(v, x))
+        return false;
+      put_be_u32(out, static_cast<uint32_t>(x));
+      return true;
+    }
+    case type_id::bigint: {
+      int64_t x = 0;
+      if (!parse_int(v, x))
+        return false;
+      put_be_u64(out, static_cast<uint64_t>(x));
+      return true;
+    }
+    case type_id::real:
+    case type_id::double_precision: {
+      double d = v == "NaN"         ? std::nan("")
+                 : v == "Infinity"  ? HUGE_VAL
+                 : v == "-Infinity" ? -HUGE_VAL
+                                    : std::strtod(v.c_str(), nullptr);
+      if (t.id == type_id::real) {
+        auto f = static_cast<float>(d);
+        uint32_t bits = 0;
+        std::memcpy(&bits, &f, 4);
+        put_be_u32(out, bits);
+      } else {
+        uint64_t bits = 0;
+        std::memcpy(&bits, &d, 8);
+        put_be_u64(out, bits);
+      }
+      return true;
+    }
+    case type_id::varchar:
+    case type_id::varbinary:
+    case type_id::json:
+    case type_id::unknown:
+      out = v; // text and bytea: the bytes themselves
+      return true;
+    default:
+      return false;
+  }
+}
+
+void authentication_ok(std::string& out) {
+  auto at = begin(out, 'R');
+  put_be_u32(out, 0);
+  end(out, at);
+}
+
+void authentication_cleartext(std::string& out) {
+  auto at = begin(out, 'R');
+  put_be_u32(out, 3);
+  end(out, at);
+}
+
+void parameter_status(std::string& out, std::string_view name,
+                      std::string_view value) {
+  auto at = begin(out, 'S');
+  put_cstring(out, name);
+  put_cstring(out, value);
+  end(out, at);
+}
+
+void backend_key_data(std::string& out, int32_t pid, int32_t secret) {
+  auto at = begin(out, 'K');
+  put_be_u32(out, static_cast<uint32_t>(pid));
+  put_be_u32(out, static_cast<uint32_t>(secret));
+  end(out, at);
+}
+
+void ready_for_query(std::string& out, char status) {
+  auto at = begin(out, 'Z');
+  out += status;
+  end(out, at);
+}
+
+void row_description(std::string& out, const std::vector<column>& cols,
+                     const std::vector<int16_t>& formats) {
+  auto at = begin(out, 'T');
+  put_be_u16(out, static_cast<uint16_t>(cols.size()));
+  for (size_t i = 0; i < cols.size(); ++i) {
+    put_cstring(out, cols[i].name);
+    put_be_u32(out, 0); // table OID
+    put_be_u16(out, 0); // column number
+    put_be_u32(out, type_oid(cols[i].type));
+    put_be_u16(out, static_cast<uint16_t>(-1)); // type size: variable
+    put_be_u32(out, static_cast<uint32_t>(-1)); // type modifier
+    put_be_u16(out, static_cast<uint16_t>(format_of(formats, i)));
+  }
+  end(out, at);
+}
+
+void no_data(std::string& out) {
+  end(out, begin(out, 'n'));
+}
+
+void parameter_description(std::string& out,
+                           const std::vector<uint32_t>& types) {
+  auto at = begin(out, 't');
+  put_be_u16(out, static_cast<uint16_t>(types.size()));
+  for (auto oid : types)
+    put_be_u32(out, oid);
+  end(out, at);
+}
+
+void data_rows(std::string& out, const std::vector<column>& cols,
+               const std::vector<int16_t>& formats, const row_batch& batch,
+               size_t first, size_t count) {
+  std::string scratch;
+  for (size_t r = first; r < first + count; ++r) {
+    auto at = begin(out, 'D');
+    put_be_u16(out, static_cast<uint16_t>(cols.size()));
+    for (size_t c = 0; c < cols.size(); ++c) {
+      const auto& cell = batch.at(r, c);
+      if (!cell) {
+        put_be_u32(out, static_cast<uint32_t>(-1));
+        continue;
+      }
+      if (format_of(formats, c) == 1 && binary_value(cols[c].type, *cell,
+                                                     scratch)) {
+        put_be_u32(out, static_cast<uint32_t>(scratch.size()));
+        out += scratch;
+      } else {
+        auto text = text_value(cols[c].type, *cell);
+        put_be_u32(out, static_cast<uint32_t>(text.size()));
+        out += text;
+      }
+    }
+    end(out, at);
+  }
+}
+
+void command_complete(std::string& out, std::string_view tag) {
+  auto at = begin(out, 'C');
+  put_cstring(out, tag);
+  end(out, at);
+}
+
+void empty_query_response(std::string& out) {
+  end(out, begin(out, 'I'));
+}
+
+void parse_complete(std::string& out) {
+  end(out, begin(out, '1'));
+}
+
+void bind_complete(std::string& out) {
+  end(out, begin(out, '2'));
+}
+
+void close_complete(std::string& out) {
+  end(out, begin(out, '3'));
+}
+
+void portal_suspended(std::string& out) {
+  end(out, begin(out, 's'));
+}
+
+void error_response(std::string& out, const error_fields& e) {
+  notice_or_error(out, 'E', e);
+}
+
+void notice_response(std::string& out, const error_fields& e) {
+  notice_or_error(out, 'N', e);
+}
+
+} // namespace qf::pgwire

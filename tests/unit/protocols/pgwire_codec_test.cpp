@@ -1,0 +1,287 @@
+// PostgreSQL wire codec: framing (every prefix needs more, limits), startup
+// packets, client messages, and server messages checked byte for byte.
+#include "protocols/common/byte_reader.hpp"
+#include "protocols/pgwire/backend.hpp"
+#include "protocols/pgwire/frontend.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace qf;
+using namespace qf::pgwire;
+using namespace qf::byte_writer;
+
+namespace {
+
+std::string startup(const std::vector<std::pair<std::string, std::string>>&
+                      params,
+                    uint32_t code = protocol_v3) {
+  std::string body;
+  put_be_u32(body, code);
+  for (const auto& [k, v] : params) {
+    put_cstring(body, k);
+    put_cstring(body, v);
+  }
+  body += '\0';
+  std::string out;
+  put_be_u32(out, static_cast<uint32_t>(body.size() + 4));
+  return out + body;
+}
+
+std::string tagged(char tag, const std::string& body) {
+  std::string out(1, tag);
+  put_be_u32(out, static_cast<uint32_t>(body.size() + 4));
+  return out + body;
+}
+
+std::optional<message> decode_one(const std::string& bytes) {
+  frame f;
+  auto r = next_frame(bytes, false, 1 << 20, f);
+  EXPECT_EQ(r.status, decode_status::ok);
+  EXPECT_EQ(r.consumed, bytes.size());
+  return parse_message(f);
+}
+
+} // namespace
+
+TEST(pgwire_frames, every_prefix_needs_more_and_the_whole_decodes) {
+  auto bytes = tagged('Q', std::string("SELECT 1\0", 9));
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    frame f;
+    EXPECT_EQ(next_frame(std::string_view{bytes}.substr(0, n), false, 1024, f)
+                .status,
+              decode_status::need_more)
+      << n;
+  }
+  frame f;
+  auto r = next_frame(bytes, false, 1024, f);
+  ASSERT_EQ(r.status, decode_status::ok);
+  EXPECT_EQ(f.tag, 'Q');
+  EXPECT_EQ(f.body, std::string_view("SELECT 1\0", 9));
+}
+
+TEST(pgwire_frames, two_frames_in_one_buffer_decode_in_turn) {
+  auto bytes = tagged('S', "") + tagged('H', "");
+  frame f;
+  auto r = next_frame(bytes, false, 1024, f);
+  ASSERT_EQ(r.status, decode_status::ok);
+  EXPECT_EQ(f.tag, 'S');
+  r = next_frame(std::string_view{bytes}.substr(r.consumed), false, 1024, f);
+  ASSERT_EQ(r.status, decode_status::ok);
+  EXPECT_EQ(f.tag, 'H');
+}
+
+TEST(pgwire_frames, lengths_below_four_or_over_the_limit_are_errors) {
+  std::string bad(1, 'Q');
+  put_be_u32(bad, 3);
+  frame f;
+  EXPECT_EQ(next_frame(bad, false, 1024, f).status, decode_status::error);
+  std::string huge(1, 'Q');
+  put_be_u32(huge, 2000);
+  EXPECT_EQ(next_frame(huge, false, 1024, f).status, decode_status::error);
+  std::string big_startup;
+  put_be_u32(big_startup, max_startup_length + 1);
+  EXPECT_EQ(next_frame(big_startup, true, 1 << 30, f).status,
+            decode_status::error);
+}
+
+TEST(pgwire_startup, startup_message_with_parameters) {
+  auto bytes = startup({{"user", "alice"}, {"database", "bench"},
+                        {"application_name", "psql"}});
+  frame f;
+  ASSERT_EQ(next_frame(bytes, true, 0, f).status, decode_status::ok);
+  auto p = parse_startup(f.body);
+  ASSERT_TRUE(p);
+  auto* m = std::get_if<startup_message>(&*p);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->protocol, protocol_v3);
+  EXPECT_EQ(m->params.at("user"), "alice");
+  EXPECT_EQ(m->params.at("database"), "bench");
+  EXPECT_EQ(m->params.at("application_name"), "psql");
+}
+
+TEST(pgwire_startup, ssl_gssenc_and_cancel_requests) {
+  std::string ssl;
+  put_be_u32(ssl, ssl_request_code);
+  EXPECT_TRUE(std::holds_alternative<ssl_request>(*parse_startup(ssl)));
+  std::string gss;
+  put_be_u32(gss, gssenc_request_code);
+  EXPECT_TRUE(std::holds_alternative<gssenc_request>(*parse_startup(gss)));
+  std::string cancel;
+  put_be_u32(cancel, cancel_request_code);
+  put_be_u32(cancel, 1234);
+  put_be_u32(cancel, static_cast<uint32_t>(-5));
+  auto c = std::get<cancel_request>(*parse_startup(cancel));
+  EXPECT_EQ(c.process_id, 1234);
+  EXPECT_EQ(c.secret_key, -5);
+}
+
+TEST(pgwire_startup, malformed_packets_are_rejected) {
+  EXPECT_FALSE(parse_startup(""));
+  std::string no_terminator;
+  put_be_u32(no_terminator, protocol_v3);
+  no_terminator += "user";
+  EXPECT_FALSE(parse_startup(no_terminator));
+  std::string key_without_value;
+  put_be_u32(key_without_value, protocol_v3);
+  key_without_value += std::string("user\0", 5);
+  EXPECT_FALSE(parse_startup(key_without_value));
+  std::string short_cancel;
+  put_be_u32(short_cancel, cancel_request_code);
+  put_be_u32(short_cancel, 1);
+  EXPECT_FALSE(parse_startup(short_cancel));
+}
+
+TEST(pgwire_messages, query_parse_bind_describe_execute_close) {
+  auto q = decode_one(tagged('Q', std::string("SELECT 1\0", 9)));
+  EXPECT_EQ(std::get<query>(*q).sql, "SELECT 1");
+
+  std::string pb;
+  put_cstring(pb, "s1");
+  put_cstring(pb, "SELECT $1::int");
+  put_be_u16(pb, 1);
+  put_be_u32(pb, 23);
+  auto p = std::get<parse>(*decode_one(tagged('P', pb)));
+  EXPECT_EQ(p.statement, "s1");
+  EXPECT_EQ(p.sql, "SELECT $1::int");
+  EXPECT_EQ(p.param_types, std::vector<uint32_t>{23});
+
+  std::string bb;
+  put_cstring(bb, "");
+  put_cstring(bb, "s1");
+  put_be_u16(bb, 1);
+  put_be_u16(bb, 0);
+  put_be_u16(bb, 2);
+  put_be_u32(bb, 2);
+  bb += "42";
+  put_be_u32(bb, static_cast<uint32_t>(-1));
+  put_be_u16(bb, 1);
+  put_be_u16(bb, 1);
+  auto b = std::get<bind>(*decode_one(tagged('B', bb)));
+  EXPECT_EQ(b.statement, "s1");
+  ASSERT_EQ(b.params.size(), 2u);
+  EXPECT_EQ(b.params[0], "42");
+  EXPECT_FALSE(b.params[1]);
+  EXPECT_EQ(b.result_formats, std::vector<int16_t>{1});
+
+  auto d = std::get<describe>(*decode_one(tagged('D', std::string("Ps1\0", 4))));
+  EXPECT_EQ(d.kind, 'P');
+  EXPECT_EQ(d.name, "s1");
+
+  std::string eb;
+  put_cstring(eb, "");
+  put_be_u32(eb, 100);
+  EXPECT_EQ(std::get<execute>(*decode_one(tagged('E', eb))).max_rows, 100);
+
+  auto c = std::get<pgwire::close>(*decode_one(tagged('C', std::string("Sx\0", 3))));
+  EXPECT_EQ(c.kind, 'S');
+  EXPECT_TRUE(std::holds_alternative<pgwire::sync>(*decode_one(tagged('S', ""))));
+  EXPECT_TRUE(std::holds_alternative<terminate>(*decode_one(tagged('X', ""))));
+}
+
+TEST(pgwire_messages, malformed_bodies_and_unknown_tags_are_rejected) {
+  EXPECT_FALSE(decode_one(tagged('Q', "no terminator")));
+  EXPECT_FALSE(decode_one(tagged('Z', "")));
+  EXPECT_FALSE(decode_one(tagged('S', "x")));
+  EXPECT_FALSE(decode_one(tagged('D', std::string("Xname\0", 6))));
+  std::string bind_lies; // claims 1000 parameters, carries none
+  put_cstring(bind_lies, "");
+  put_cstring(bind_lies, "");
+  put_be_u16(bind_lies, 0);
+  put_be_u16(bind_lies, 1000);
+  EXPECT_FALSE(decode_one(tagged('B', bind_lies)));
+  std::string bind_negative;
+  put_cstring(bind_negative, "");
+  put_cstring(bind_negative, "");
+  put_be_u16(bind_negative, 0);
+  put_be_u16(bind_negative, 1);
+  put_be_u32(bind_negative, static_cast<uint32_t>(-7));
+  EXPECT_FALSE(decode_one(tagged('B', bind_negative)));
+}
+
+TEST(pgwire_backend, messages_are_framed_with_their_lengths) {
+  std::string out;
+  ready_for_query(out, 'I');
+  EXPECT_EQ(out, std::string("Z\0\0\0\5I", 6));
+  out.clear();
+  command_complete(out, "SELECT 1");
+  EXPECT_EQ(out, std::string("C\0\0\0\015SELECT 1\0", 14));
+  out.clear();
+  authentication_ok(out);
+  EXPECT_EQ(out, std::string("R\0\0\0\010\0\0\0\0", 9));
+}
+
+TEST(pgwire_backend, row_description_and_data_rows_round_trip) {
+  std::vector<column> cols{{"id", {type_id::bigint}},
+                           {"name", {type_id::varchar}},
+                           {"ok", {type_id::boolean}}};
+  row_batch rows;
+  rows.width = 3;
+  rows.cells = {"7", "héllo", "true", std::nullopt, "x", "false"};
+  std::string out;
+  row_description(out, cols, {});
+  data_rows(out, cols, {}, rows, 0, 2);
+  frame f;
+  auto r = next_frame(out, false, 1 << 20, f);
+  ASSERT_EQ(r.status, decode_status::ok);
+  EXPECT_EQ(f.tag, 'T');
+  byte_reader desc{f.body};
+  EXPECT_EQ(desc.be_u16(), 3);
+  EXPECT_EQ(desc.cstring(), "id");
+  desc.be_u32();
+  desc.be_u16();
+  EXPECT_EQ(desc.be_u32(), 20u); // int8
+  auto rest = std::string_view{out}.substr(r.consumed);
+  r = next_frame(rest, false, 1 << 20, f);
+  ASSERT_EQ(f.tag, 'D');
+  byte_reader row{f.body};
+  EXPECT_EQ(row.be_u16(), 3);
+  EXPECT_EQ(row.be_u32(), 1u);
+  EXPECT_EQ(row.bytes(1), "7");
+  EXPECT_EQ(row.be_u32(), 6u);
+  EXPECT_EQ(row.bytes(6), "héllo");
+  EXPECT_EQ(row.be_u32(), 1u);
+  EXPECT_EQ(row.bytes(1), "t");
+  rest = rest.substr(r.consumed);
+  r = next_frame(rest, false, 1 << 20, f);
+  byte_reader second{f.body};
+  second.be_u16();
+  EXPECT_EQ(second.be_i32(), -1); // NULL
+}
+
+TEST(pgwire_backend, binary_format_encodes_fixed_width_types) {
+  std::string out;
+  ASSERT_TRUE(binary_value({type_id::bigint}, "-2", out));
+  EXPECT_EQ(out, std::string("\xff\xff\xff\xff\xff\xff\xff\xfe", 8));
+  ASSERT_TRUE(binary_value({type_id::integer}, "258", out));
+  EXPECT_EQ(out, std::string("\0\0\1\2", 4));
+  ASSERT_TRUE(binary_value({type_id::boolean}, "true", out));
+  EXPECT_EQ(out, std::string("\1", 1));
+  ASSERT_TRUE(binary_value({type_id::double_precision}, "1.5", out));
+  EXPECT_EQ(out, std::string("\x3f\xf8\0\0\0\0\0\0", 8));
+  EXPECT_FALSE(binary_value({type_id::integer}, "not a number", out));
+  EXPECT_FALSE(binary_value({type_id::date}, "2024-01-01", out));
+}
+
+TEST(pgwire_backend, text_values_follow_postgres_spelling) {
+  EXPECT_EQ(text_value({type_id::boolean}, "true"), "t");
+  EXPECT_EQ(text_value({type_id::boolean}, "false"), "f");
+  EXPECT_EQ(text_value({type_id::varbinary}, std::string("\x00\xab", 2)),
+            "\\x00ab");
+  EXPECT_EQ(type_oid({type_id::decimal, 10, 2}), 1700u);
+  EXPECT_EQ(type_oid({type_id::timestamp_tz, 6}), 1184u);
+  EXPECT_EQ(type_oid({type_id::uuid}), 2950u);
+}
+
+TEST(pgwire_backend, error_response_carries_sqlstate_and_message) {
+  std::string out;
+  error_response(out, {"ERROR", "57P03", "the gateway has no configuration yet",
+                       ""});
+  frame f;
+  ASSERT_EQ(next_frame(out, false, 1 << 20, f).status, decode_status::ok);
+  EXPECT_EQ(f.tag, 'E');
+  auto body = std::string{f.body};
+  EXPECT_NE(body.find(std::string("C57P03\0", 7)), std::string::npos);
+  EXPECT_NE(body.find("Mthe gateway has no configuration yet"),
+            std::string::npos);
+  EXPECT_EQ(body.back(), '\0');
+}
