@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <atomic>
 #include <optional>
 #include <thread>
@@ -45,6 +46,8 @@ namespace {
 
 constexpr auto idle_timeout = std::chrono::seconds(120);
 constexpr size_t header_limit = 64 * 1024;
+/// How much of a refused body we read and drop before closing.
+constexpr size_t linger_limit = 64 * 1024 * 1024;
 
 struct listener_state {
   listener_options opts;
@@ -174,12 +177,40 @@ private:
     bhttp::async_write(stream_, *msg,
                        [self = shared_from_this(), msg](beast::error_code ec,
                                                         size_t) {
-                         if (ec || !self->keep_alive_) {
+                         if (ec) {
                            self->close();
+                           return;
+                         }
+                         if (!self->keep_alive_) {
+                           self->linger();
                            return;
                          }
                          self->read();
                        });
+  }
+
+  /// Closes after the client has seen our answer: a client still sending a
+  /// body we refused would get a reset instead of the 413 if we closed now.
+  void linger() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(2));
+    drain(0);
+  }
+
+  void drain(size_t discarded) {
+    if (discarded > linger_limit) {
+      close();
+      return;
+    }
+    stream_.async_read_some(
+      asio::buffer(discard_),
+      [self = shared_from_this(), discarded](beast::error_code ec, size_t n) {
+        if (ec)
+          self->close();
+        else
+          self->drain(discarded + n);
+      });
   }
 
   void close() {
@@ -193,6 +224,7 @@ private:
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::shared_ptr<listener_state> owner_;
   bool keep_alive_ = true;
+  std::array<char, 16384> discard_;
 };
 
 class listener : public std::enable_shared_from_this<listener> {

@@ -23,6 +23,8 @@ function clusters() {
   };
 }
 
+const T = { timeout: 30000 };
+
 let big; // default maxPageRows (4096)
 let small; // maxPageRows: 1000
 before(async () => {
@@ -43,7 +45,7 @@ function assertAllRows(data) {
   }
 }
 
-test('DuckDB 100k rows via trino-client: complete, ordered, pages <= 4096 rows', async () => {
+test('DuckDB 100k rows via trino-client: complete, ordered, pages <= 4096 rows', T, async () => {
   const client = big.trino('pager');
   const iter = await client.query(DUCK_SQL);
   const data = [];
@@ -72,7 +74,7 @@ test('DuckDB 100k rows via trino-client: complete, ordered, pages <= 4096 rows',
   assert.equal(rec.rowsReturned, N);
 });
 
-test('DuckDB 100k rows with maxPageRows 1000: at least 100 pages of at most 1000', async () => {
+test('DuckDB 100k rows with maxPageRows 1000: at least 100 pages of at most 1000', T, async () => {
   const r = await runRaw(small.trinoUrl, DUCK_SQL, { user: 'pager' });
   assert.equal(r.error, undefined, JSON.stringify(r.error));
   assert.equal(r.finalState, 'FINISHED');
@@ -84,7 +86,7 @@ test('DuckDB 100k rows with maxPageRows 1000: at least 100 pages of at most 1000
   assert.equal(r.pages.at(-1).nextUri, undefined);
 });
 
-test('SQLite 100k rows (recursive CTE) arrive complete', async () => {
+test('SQLite 100k rows (recursive CTE) arrive complete', T, async () => {
   const client = big.trino('pager', { extraHeaders: { 'X-Target': 'lite' } });
   const r = await runClient(client, LITE_SQL);
   assert.equal(r.error, undefined, JSON.stringify(r.error));
@@ -93,7 +95,7 @@ test('SQLite 100k rows (recursive CTE) arrive complete', async () => {
   assertAllRows(r.data);
 });
 
-test('SQLite 100k rows with maxPageRows 1000: pages bounded', async () => {
+test('SQLite 100k rows with maxPageRows 1000: pages bounded', T, async () => {
   const r = await runRaw(small.trinoUrl, LITE_SQL, { user: 'pager', headers: { 'X-Target': 'lite' } });
   assert.equal(r.error, undefined, JSON.stringify(r.error));
   assertAllRows(r.data);
@@ -101,7 +103,7 @@ test('SQLite 100k rows with maxPageRows 1000: pages bounded', async () => {
   assert.ok(r.dataPages.every((n) => n <= 1000));
 });
 
-test('a retried GET of the same page token returns the same page', async () => {
+test('a retried GET of the same page token returns the same page', T, async () => {
   const first = await fetch(`${small.trinoUrl}/v1/statement`, {
     method: 'POST', headers: { 'X-Trino-User': 'pager' }, body: 'SELECT i FROM range(0, 5000) t(i)',
   }).then((x) => x.json());

@@ -5,6 +5,8 @@ import { startGateway, config, runClient, runRaw } from './support/gateway.mjs';
 
 const UNICODE = 'héllo 😀 中文 ﷽ 𝄞';
 
+const T = { timeout: 30000 };
+
 let gw;
 before(async () => {
   gw = await startGateway(config({
@@ -42,7 +44,7 @@ function typesOf(columns) {
   return Object.fromEntries(columns.map((c) => [c.name, c.type]));
 }
 
-test('DuckDB: scalar types, names and values', async () => {
+test('DuckDB: scalar types, names and values', T, async () => {
   const r = await runClient(duck(), `
     SELECT 42::BIGINT AS big, -7::INTEGER AS int, 5::SMALLINT AS small, -3::TINYINT AS tiny,
            2.5::DOUBLE AS dbl, 1.5::REAL AS rl,
@@ -70,7 +72,7 @@ test('DuckDB: scalar types, names and values', async () => {
   ]]);
 });
 
-test('DuckDB: NULL in every type keeps the column type', async () => {
+test('DuckDB: NULL in every type keeps the column type', T, async () => {
   const r = await runClient(duck(), `
     SELECT NULL::BIGINT AS big, NULL::INTEGER AS int, NULL::DOUBLE AS dbl,
            NULL::DECIMAL(10,2) AS dec, NULL::VARCHAR AS txt, NULL::BOOLEAN AS flag,
@@ -83,7 +85,7 @@ test('DuckDB: NULL in every type keeps the column type', async () => {
   assert.deepEqual(r.data, [Array(9).fill(null)]);
 });
 
-test('DuckDB: mixed NULL and non-NULL rows, in order', async () => {
+test('DuckDB: mixed NULL and non-NULL rows, in order', T, async () => {
   const r = await runClient(duck(), `
     SELECT * FROM (VALUES
       (1, 10::BIGINT, 'a', 0.10::DECIMAL(10,2), DATE '2020-01-01'),
@@ -99,7 +101,7 @@ test('DuckDB: mixed NULL and non-NULL rows, in order', async () => {
   ]);
 });
 
-test('DuckDB: extreme bigint is sent with every digit', async () => {
+test('DuckDB: extreme bigint is sent with every digit', T, async () => {
   // JSON.parse would round these, so look at the wire text itself.
   const post = await fetch(`${gw.trinoUrl}/v1/statement`, {
     method: 'POST', headers: { 'X-Trino-User': 'typer' },
@@ -116,7 +118,7 @@ test('DuckDB: extreme bigint is sent with every digit', async () => {
   assert.match(text, /\[\s*9223372036854775807\s*,\s*-9223372036854775808\s*\]/);
 });
 
-test('SQLite: declared types, values, unicode, blobs and NULLs', async () => {
+test('SQLite: declared types, values, unicode, blobs and NULLs', T, async () => {
   const r = await runClient(lite(), 'SELECT id, big, dbl, txt, flag, bin, d, ts FROM typed ORDER BY id');
   assert.equal(r.error, undefined, JSON.stringify(r.error));
   assert.equal(r.finalState, 'FINISHED');
@@ -134,7 +136,7 @@ test('SQLite: declared types, values, unicode, blobs and NULLs', async () => {
   ]);
 });
 
-test('SQLite: expression types and column names', async () => {
+test('SQLite: expression types and column names', T, async () => {
   const r = await runClient(lite(), `SELECT 7 AS i, 0.5 AS f, 'x😀' AS s, x'00FF' AS b, NULL AS n, 1 + 1 AS "two words"`);
   assert.equal(r.error, undefined, JSON.stringify(r.error));
   assert.deepEqual(r.columns.map((c) => [c.name, c.type]), [
@@ -143,7 +145,7 @@ test('SQLite: expression types and column names', async () => {
   assert.deepEqual(r.data, [[7, 0.5, 'x😀', Buffer.from([0, 255]).toString('base64'), null, 2]]);
 });
 
-test('SQLite: empty result still has columns', async () => {
+test('SQLite: empty result still has columns', T, async () => {
   const raw = await runRaw(gw.trinoUrl, 'SELECT id, txt FROM typed WHERE id > 100', { headers: { 'X-Target': 'lite' } });
   assert.equal(raw.error, undefined, JSON.stringify(raw.error));
   assert.equal(raw.finalState, 'FINISHED');
@@ -151,7 +153,7 @@ test('SQLite: empty result still has columns', async () => {
   assert.deepEqual(raw.data, []);
 });
 
-test('DuckDB: typeSignature matches the type name', async () => {
+test('DuckDB: typeSignature matches the type name', T, async () => {
   const raw = await runRaw(gw.trinoUrl, `SELECT 1.5::DECIMAL(10,2) AS dec, TIMESTAMP '2024-01-01' AS ts, 'a' AS s`);
   const [dec, ts, s] = raw.columns;
   assert.equal(dec.typeSignature.rawType, 'decimal');
@@ -160,4 +162,46 @@ test('DuckDB: typeSignature matches the type name', async () => {
   assert.deepEqual(ts.typeSignature.arguments.map((a) => a.value), [6]);
   assert.equal(s.typeSignature.rawType, 'varchar');
   assert.deepEqual(raw.data, [['1.50', '2024-01-01 00:00:00.000000', 'a']]);
+});
+
+test('strings with quotes, backslashes and control characters survive JSON', T, async () => {
+  const expected = 'q"b\\s\n\t\u0001\u0000end';
+  const d = await runClient(duck(), `SELECT 'q"b\\s' || chr(10) || chr(9) || chr(1) || chr(0) || 'end' AS s`);
+  assert.equal(d.error, undefined, JSON.stringify(d.error));
+  assert.deepEqual(d.data, [[expected]]);
+  const l = await runClient(lite(), `SELECT 'q"b\\s' || char(10) || char(9) || char(1) || char(0) || 'end' AS s`);
+  assert.equal(l.error, undefined, JSON.stringify(l.error));
+  assert.deepEqual(l.data, [[expected]]);
+  // Invalid UTF-8 stored as text must still give valid JSON.
+  const bad = await runClient(lite(), "SELECT CAST(x'C328' AS TEXT) AS bad, 'ok' AS good");
+  assert.equal(bad.error, undefined, JSON.stringify(bad.error));
+  assert.equal(bad.data[0][1], 'ok');
+});
+
+test('DuckDB: special doubles, wide integers and time types', T, async () => {
+  const r = await runClient(duck(), `
+    SELECT 'NaN'::DOUBLE AS nan, 'inf'::DOUBLE AS inf, '-inf'::DOUBLE AS ninf, 0.1::DOUBLE + 0.2::DOUBLE AS sum,
+           123456789012345678901234567890::HUGEINT AS huge, 18446744073709551615::UBIGINT AS ubig,
+           TIME '12:34:56.789' AS t, TIMESTAMP '0001-01-01 00:00:00' AS ts_min,
+           TIMESTAMP_MS '2024-01-01 00:00:00.123' AS ts_ms, DATE '1970-01-01' AS epoch`);
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  assert.deepEqual(typesOf(r.columns), {
+    nan: 'double', inf: 'double', ninf: 'double', sum: 'double',
+    huge: 'decimal(38,0)', ubig: 'decimal(20,0)',
+    t: 'time(6)', ts_min: 'timestamp(6)', ts_ms: 'timestamp(6)', epoch: 'date',
+  });
+  assert.deepEqual(r.data, [[
+    'NaN', 'Infinity', '-Infinity', 0.30000000000000004,
+    '123456789012345678901234567890', '18446744073709551615',
+    '12:34:56.789000', '0001-01-01 00:00:00.000000', '2024-01-01 00:00:00.123000', '1970-01-01',
+  ]]);
+});
+
+test('a 6 MB string value arrives intact', T, async () => {
+  const r = await runClient(duck(), "SELECT repeat('é', 3000000) AS s, 1 AS after");
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  assert.equal(r.data.length, 1);
+  assert.equal(r.data[0][0].length, 3000000);
+  assert.ok(/^é+$/.test(r.data[0][0]));
+  assert.equal(r.data[0][1], 1);
 });

@@ -16,10 +16,12 @@ import { Trino, BasicAuth } from 'trino-client';
 export const QF_BIN = process.env.QF_BIN || '/work/main/build/queryflux';
 
 const live = new Set();
+const tempDirs = new Set();
 process.on('exit', () => {
   for (const child of live) {
     try { child.kill('SIGKILL'); } catch { /* already gone */ }
   }
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /// A complete config object around the given clusters/groups/routers.
@@ -62,6 +64,7 @@ function portsOf(cfg) {
 /// Writes a config to a fresh temp dir; returns { dir, file }.
 export function writeConfig(cfg, name = 'queryflux.yaml') {
   const dir = mkdtempSync(join(tmpdir(), 'qf-e2e-'));
+  tempDirs.add(dir); // removed when the test process exits
   const file = join(dir, name);
   writeFileSync(file, typeof cfg === 'string' ? cfg : JSON.stringify(cfg, null, 2));
   return { dir, file };
@@ -82,13 +85,19 @@ export async function startGateway(cfg, { readyTimeoutMs = 20000, args = [] } = 
   live.add(child);
   let stdout = '';
   let stderr = '';
+  let ready = false;
   child.stdout.setEncoding('utf8').on('data', (d) => { stdout += d; });
   child.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
   let exitInfo = null;
+  let expectExit = false; // set by stop() and kill(); any other exit is reported
   const exited = new Promise((resolve) => {
     child.on('exit', (code, signal) => {
       live.delete(child);
       exitInfo = { code, signal };
+      if (!expectExit && ready) {
+        process.stderr.write(`queryflux on :${trinoPort} exited unexpectedly (code ${code}, signal ${signal})\n` +
+          `${stderr.split('\n').slice(-20).join('\n')}\n`);
+      }
       resolve(exitInfo);
     });
     child.on('error', (err) => {
@@ -103,6 +112,8 @@ export async function startGateway(cfg, { readyTimeoutMs = 20000, args = [] } = 
   const logs = () => `--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`;
 
   const kill = async () => {
+    if (process.env.QF_E2E_LOGS) process.stderr.write(`[queryflux ${trinoPort}]\n${logs()}\n`);
+    expectExit = true;
     if (!exitInfo) {
       child.kill('SIGKILL');
       await exited;
@@ -120,7 +131,7 @@ export async function startGateway(cfg, { readyTimeoutMs = 20000, args = [] } = 
     try {
       const res = await fetch(`${adminUrl}/readyz`, { signal: AbortSignal.timeout(1000) });
       await res.arrayBuffer();
-      if (res.status === 200) break;
+      if (res.status === 200) { ready = true; break; }
     } catch { /* not listening yet */ }
     if (Date.now() > deadline) {
       await kill();
@@ -164,10 +175,17 @@ export async function startGateway(cfg, { readyTimeoutMs = 20000, args = [] } = 
       if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
       return res.text();
     },
+    /// Sends a signal the test expects to end the process; returns `exited`.
+    signal(name) {
+      expectExit = true;
+      child.kill(name);
+      return exited;
+    },
     /// SIGTERM; resolves with the exit code (null if killed by a signal).
     async stop({ timeoutMs = 40000 } = {}) {
+      expectExit = true;
       if (!exitInfo) child.kill('SIGTERM');
-      const info = await Promise.race([exited, sleep(timeoutMs).then(() => null)]);
+      const info = await Promise.race([exited, sleep(timeoutMs, null, { ref: false })]);
       if (!info) {
         await kill();
         throw new Error(`queryflux did not exit within ${timeoutMs} ms of SIGTERM\n${logs()}`);
@@ -248,17 +266,33 @@ export async function runRaw(trinoUrl, sql, opts = {}) {
 
 /// Runs sql through a trino-client; returns { id, columns, data, error, pages, finalState }.
 export async function runClient(client, sql) {
-  const iter = await client.query(sql);
   const out = { id: undefined, columns: undefined, data: [], error: undefined, pages: 0, finalState: undefined };
-  for await (const r of iter) {
-    out.pages += 1;
-    out.id = r.id;
-    if (r.columns) out.columns = r.columns;
-    if (r.data) for (const row of r.data) out.data.push(row);
-    if (r.error) out.error = r.error;
-    out.finalState = r.stats?.state;
+  try {
+    const iter = await client.query(sql);
+    for await (const r of iter) {
+      out.pages += 1;
+      out.id = r.id;
+      if (r.columns) out.columns = r.columns;
+      if (r.data) for (const row of r.data) out.data.push(row);
+      if (r.error) out.error = r.error;
+      out.finalState = r.stats?.state;
+    }
+  } catch (e) {
+    throw describeHttpError(e, sql);
   }
   return out;
+}
+
+/// axios errors say only "Request failed with status code N": add the request and the answer.
+export function describeHttpError(e, sql) {
+  if (!e?.isAxiosError) return e;
+  const cfg = e.config ?? {};
+  const body = typeof e.response?.data === 'string' ? e.response.data : JSON.stringify(e.response?.data);
+  const err = new Error(`${e.message}: ${String(cfg.method).toUpperCase()} ${cfg.url} ` +
+    `(sql ${JSON.stringify(sql)}) answered ${e.response?.status}: ${body?.slice(0, 500)}`);
+  err.status = e.response?.status;
+  err.body = e.response?.data;
+  return err;
 }
 
 /// Parses Prometheus text into [{ name, labels, value }].

@@ -1,0 +1,112 @@
+// The server side of one PostgreSQL connection as a state machine: bytes in,
+// bytes and events out. The driver runs the statements the events ask for
+// and reports back. Pure: no sockets, no engine, no clock.
+#pragma once
+
+#include "protocols/common/rows.hpp"
+#include "protocols/pgwire/backend.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace qf::pgwire {
+
+struct session_options {
+  std::string server_version = "15.0 (QueryFlux)";
+  size_t max_message = 16 * 1024 * 1024;
+  int32_t process_id = 0;
+  int32_t secret_key = 0;
+};
+
+/// The startup packet arrived: the driver calls accept() or reject().
+struct startup_event {
+  std::map<std::string, std::string> params;
+};
+
+/// Run one statement: the driver reports with columns(), rows(),
+/// complete() or fail().
+struct run_event {
+  std::string sql;
+};
+
+/// A CancelRequest: the driver cancels that session's statement. This
+/// connection closes.
+struct cancel_event {
+  int32_t process_id = 0;
+  int32_t secret_key = 0;
+};
+
+using session_event = std::variant<startup_event, run_event, cancel_event>;
+
+class server_session {
+public:
+  explicit server_session(session_options opts);
+
+  /// Takes bytes from the client and handles what it can.
+  void feed(std::string_view bytes);
+
+  /// The next thing the driver must do, if any.
+  std::optional<session_event> next_event();
+
+  /// Bytes to send to the client.
+  std::string take_output();
+
+  /// Once true, send the output, then close the connection.
+  bool closing() const {
+    return state_ == state::closing;
+  }
+
+  /// The user and database the client asked for.
+  const std::map<std::string, std::string>& startup_params() const {
+    return startup_params_;
+  }
+
+  // -- driver reports ---------------------------------------------------------
+
+  void accept();
+  void reject(const error_fields& e);
+  void columns(const std::vector<column>& cols);
+  void rows(const row_batch& batch);
+  void complete(int64_t affected_rows);
+  void fail(const error_fields& e);
+
+private:
+  enum class state { startup, awaiting_accept, idle, running, closing };
+
+  void process();
+  void handle_startup(std::string_view body);
+  void handle_query(std::string sql);
+  void next_statement();
+  bool run_locally(const std::string& sql);
+  void finish_statement(std::string tag);
+  void protocol_violation(const char* what);
+  char transaction_status() const;
+  void send_ready();
+
+  session_options opts_;
+  state state_ = state::startup;
+  std::string in_;
+  std::string out_;
+  std::deque<session_event> events_;
+  std::map<std::string, std::string> startup_params_;
+  std::map<std::string, std::string> settings_;
+  std::vector<std::pair<std::string, std::string>> reports_;
+
+  // The simple query being answered: its statements, one at a time.
+  std::deque<std::string> pending_;
+  std::string current_;
+  std::vector<column> current_columns_;
+  int64_t rows_sent_ = 0;
+  std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row
+  bool in_transaction_ = false;
+  bool transaction_failed_ = false;
+  bool skip_to_sync_ = false; // after an error in an extended batch
+};
+
+} // namespace qf::pgwire

@@ -1,0 +1,114 @@
+// A small lexer: enough to know where strings, identifiers and comments
+// are, so that semicolons and keywords inside them are not mistaken.
+#include "protocols/sql/statements.hpp"
+
+#include <cctype>
+
+namespace qf::sql {
+
+namespace {
+
+bool is_space(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+
+/// Index just past the quoted run starting at i (quote doubled to escape).
+size_t skip_quoted(std::string_view s, size_t i, char quote) {
+  for (++i; i < s.size(); ++i)
+    if (s[i] == quote) {
+      if (i + 1 < s.size() && s[i + 1] == quote)
+        ++i;
+      else
+        return i + 1;
+    }
+  return s.size();
+}
+
+/// Index just past a $tag$...$tag$ run, or i + 1 when s[i] starts none.
+size_t skip_dollar(std::string_view s, size_t i) {
+  size_t j = i + 1;
+  while (j < s.size()
+         && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_'))
+    ++j;
+  if (j >= s.size() || s[j] != '$')
+    return i + 1;
+  auto tag = s.substr(i, j - i + 1);
+  auto end = s.find(tag, j + 1);
+  return end == std::string_view::npos ? s.size() : end + tag.size();
+}
+
+/// Index past whitespace and comments from i.
+size_t skip_noise(std::string_view s, size_t i) {
+  while (i < s.size()) {
+    if (is_space(s[i])) {
+      ++i;
+    } else if (s.substr(i, 2) == "--") {
+      auto nl = s.find('\n', i);
+      i = nl == std::string_view::npos ? s.size() : nl + 1;
+    } else if (s.substr(i, 2) == "/*") {
+      auto end = s.find("*/", i + 2);
+      i = end == std::string_view::npos ? s.size() : end + 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+} // namespace
+
+std::vector<std::string> split_statements(std::string_view script) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  size_t i = 0;
+  auto flush = [&](size_t end) {
+    auto stmt = script.substr(start, end - start);
+    if (skip_noise(stmt, 0) < stmt.size())
+      out.emplace_back(stmt);
+  };
+  while (i < script.size()) {
+    char c = script[i];
+    if (c == '\'' || c == '"') {
+      i = skip_quoted(script, i, c);
+    } else if (c == '$') {
+      i = skip_dollar(script, i);
+    } else if (script.substr(i, 2) == "--" || script.substr(i, 2) == "/*") {
+      i = skip_noise(script, i);
+    } else if (c == ';') {
+      flush(i);
+      start = ++i;
+    } else {
+      ++i;
+    }
+  }
+  flush(script.size());
+  return out;
+}
+
+std::string leading_keywords(std::string_view statement, size_t count) {
+  std::string out;
+  size_t i = 0;
+  for (size_t n = 0; n < count; ++n) {
+    i = skip_noise(statement, i);
+    while (i < statement.size() && statement[i] == '(')
+      i = skip_noise(statement, i + 1);
+    size_t start = i;
+    while (i < statement.size()
+           && (std::isalpha(static_cast<unsigned char>(statement[i]))
+               || statement[i] == '_'))
+      ++i;
+    if (i == start)
+      break;
+    if (!out.empty())
+      out += ' ';
+    for (auto c : statement.substr(start, i - start))
+      out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+std::string leading_keyword(std::string_view statement) {
+  return leading_keywords(statement, 1);
+}
+
+} // namespace qf::sql

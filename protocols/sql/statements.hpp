@@ -1,0 +1,22 @@
+// Statement-level SQL knowledge a gateway needs without a parser: splitting
+// a script into statements (quotes, comments and dollar quotes respected),
+// and the leading keyword that decides a command tag.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qf::sql {
+
+/// Splits on top-level semicolons; empty statements are dropped.
+std::vector<std::string> split_statements(std::string_view script);
+
+/// The first keyword, uppercased ("SELECT", "WITH", "INSERT"...), skipping
+/// whitespace, comments and opening parentheses.
+std::string leading_keyword(std::string_view statement);
+
+/// The first two keywords ("CREATE TABLE", "SET", "BEGIN").
+std::string leading_keywords(std::string_view statement, size_t count);
+
+} // namespace qf::sql
