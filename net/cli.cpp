@@ -3,9 +3,11 @@
 #include "net/cli.hpp"
 
 #include "actors/node/node.hpp"
+#include "net/boundary/pg_frontend.hpp"
 #include "net/boundary/routes.hpp"
 #include "net/http/server.hpp"
 #include "net/logging.hpp"
+#include "net/wire/tcp_server.hpp"
 #include "protocols/config/loader.hpp"
 
 #include <caf/actor_system.hpp>
@@ -144,6 +146,7 @@ int serve(const options& opts) {
     node gateway{sys, *cfg};
     auto svc = gateway.services();
     http::service web;
+    wire::service wire_listeners;
     try {
       const auto& q = cfg->queryflux;
       if (q.trino_http.enabled)
@@ -152,7 +155,12 @@ int serve(const options& opts) {
                    boundary::make_trino_routes(svc));
       web.listen({"adminApi", "0.0.0.0", q.admin.port, 1000, 1024 * 1024},
                  boundary::make_admin_routes(svc, q.admin));
+      if (q.postgres_wire.enabled)
+        wire_listeners.listen({"postgresWire", "0.0.0.0", q.postgres_wire.port,
+                               q.postgres_wire.max_connections},
+                              boundary::make_pg_frontend(svc));
       web.start(2);
+      wire_listeners.start(1);
       spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups)",
                    QF_VERSION, cfg->clusters.size(), cfg->groups.size());
       int sig = 0;
@@ -165,6 +173,7 @@ int serve(const options& opts) {
       spdlog::error("{}", e.what());
       exit_code = 1;
     }
+    wire_listeners.stop();
     web.stop();
     gateway.stop();
     // A statement stuck in an engine keeps its thread, and the actor system

@@ -40,6 +40,7 @@ using list = caf::atom_constant<caf::atom("list")>;
 using get = caf::atom_constant<caf::atom("get")>;
 using tick = caf::atom_constant<caf::atom("tick")>;
 using drain = caf::atom_constant<caf::atom("drain")>;
+using data = caf::atom_constant<caf::atom("data")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".
@@ -91,6 +92,18 @@ struct statement_result {
   result_batch first;
 };
 
+/// What a wire-protocol session gets from a statement: rows as they come,
+/// the columns with every page, done after the last one, or an error
+/// (Trino's error code, which each frontend maps onto its own codes).
+struct statement_page {
+  std::vector<column> columns;
+  row_batch rows;
+  bool done = false;
+  bool failed = false;
+  std::string error_message;
+  std::string error_name; // e.g. QUERY_QUEUE_FULL
+};
+
 /// What a Trino HTTP request gets back from a query actor.
 struct trino_reply {
   int http_status = 200;
@@ -98,6 +111,14 @@ struct trino_reply {
 };
 
 using trino_respond = std::function<void(trino_reply)>;
+
+/// How a wire-protocol session actor reaches its socket; each function is
+/// safe to call from any thread.
+struct wire_io {
+  std::function<void(std::string)> write;
+  std::function<void()> close;      // after what was written
+  std::function<void()> read_more;  // lets the next input chunk through
+};
 
 /// One finished query, as history keeps it.
 struct query_record {
@@ -142,5 +163,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::conn_lease)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::result_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::trino_respond)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_page)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::wire_io)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::query_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::history_filter)

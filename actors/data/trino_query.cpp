@@ -73,7 +73,7 @@ void record(self_ptr self, const std::string& status) {
   r.cluster_group = st.route.group;
   r.cluster_name = st.cluster ? st.cluster->name : "";
   r.engine_type = st.cluster ? st.cluster->engine_type : "";
-  r.protocol = "trinoHttp";
+  r.protocol = std::string{config::to_string(st.spec.protocol)};
   r.sql = st.spec.sql;
   r.status = status;
   r.error_message = st.error ? st.error->message : "";
@@ -256,7 +256,7 @@ void start(self_ptr self) {
   auto& st = self->state;
   auto snapshot = st.node->snapshot->load();
   const auto& s = st.spec.session;
-  routing::route_request req{config::protocol::trino_http, s.user, s.headers,
+  routing::route_request req{st.spec.protocol, s.user, s.headers,
                              s.tags, st.spec.sql};
   st.route = snapshot->routes->route(req);
   if (st.route.denied) {
@@ -355,8 +355,41 @@ void serve(self_ptr self) {
   fetch_more(self); // the buffer has room again
 }
 
+/// Hands a wire session what there is: rows, or the end, or the error.
+void deliver_fetch(self_ptr self) {
+  auto& st = self->state;
+  statement_page page;
+  page.rows = take_rows(st, st.fetch_max);
+  page.failed = st.ph == phase::failed;
+  page.done = page.failed || (st.ph == phase::finished && st.buffered_rows == 0);
+  if (st.have_columns && !page.failed)
+    page.columns = st.columns;
+  if (st.error) {
+    page.error_message = st.error->message;
+    page.error_name = st.error->code.name;
+  }
+  auto promise = std::move(*st.fetch_waiting);
+  st.fetch_waiting.reset();
+  bool done = page.done;
+  promise.deliver(std::move(page));
+  if (done) {
+    st.final_served = true;
+    if (st.in_flight->exchange(false))
+      st.node->in_flight.fetch_sub(1);
+    self->quit();
+    return;
+  }
+  fetch_more(self);
+}
+
 void answer_if_ready(self_ptr self, bool deadline_passed) {
   auto& st = self->state;
+  if (st.fetch_waiting) {
+    bool done = st.ph == phase::failed || st.ph == phase::finished;
+    if (st.buffered_rows > 0 || done)
+      deliver_fetch(self);
+    return;
+  }
   if (!st.waiting)
     return;
   bool page_full = st.buffered_rows >= st.node->trino.max_page_rows;
@@ -475,6 +508,13 @@ caf::behavior trino_query(self_ptr self, trino_query_spec spec,
         answer_if_ready(self, true);
     },
     [self](atom::cancel, bool abandoned) { cancel(self, abandoned); },
+    [self](atom::fetch, uint32_t max_rows) {
+      auto& st = self->state;
+      st.last_activity = clock::now();
+      st.fetch_waiting = self->make_response_promise();
+      st.fetch_max = std::max<uint32_t>(max_rows, 1);
+      answer_if_ready(self, false);
+    },
     [self](atom::info, trino_respond& respond) {
       respond({200, query_info(self->state)});
     },

@@ -9,6 +9,7 @@
 #include "protocols/trino/client_session.hpp"
 #include "protocols/trino/query_results.hpp"
 
+#include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include <chrono>
@@ -22,6 +23,8 @@ struct trino_query_spec {
   uint64_t ticket = 0;
   std::string sql;
   trino::client_session session;
+  /// The frontend it came through: routing, history and metrics use it.
+  config::protocol protocol = config::protocol::trino_http;
 };
 
 struct trino_query_state {
@@ -64,6 +67,9 @@ struct trino_query_state {
   std::shared_ptr<std::atomic<bool>> in_flight
     = std::make_shared<std::atomic<bool>>(true);
   std::optional<waiting_poll> waiting;
+  /// A wire session waiting for rows (fetch), and how many it takes.
+  std::optional<caf::response_promise> fetch_waiting;
+  uint32_t fetch_max = 0;
   uint64_t poll_seq = 0;
 
   clock::time_point created = clock::now();
@@ -85,7 +91,9 @@ std::string trino_submitted_page(const std::string& external_address,
 /// - (poll, token, wait, respond): answers the page for token, waiting up to
 ///   `wait` for rows; token 0 is the POST's page (see above);
 /// - (cancel, bool abandoned): cancels the query and frees its slot;
-/// - (info, respond): Trino's QueryInfo JSON for GET /v1/query/{id}.
+/// - (info, respond): Trino's QueryInfo JSON for GET /v1/query/{id};
+/// - (fetch, uint32_t max_rows) -> statement_page: for wire sessions; the
+///   actor ends after the last page.
 caf::behavior trino_query(caf::stateful_actor<trino_query_state>* self,
                           trino_query_spec spec,
                           std::shared_ptr<node_services> node);

@@ -46,6 +46,8 @@ struct node_services {
   caf::actor_system* sys = nullptr;
   std::shared_ptr<metrics> stats;
   std::shared_ptr<query_registry> queries;
+  /// PostgreSQL sessions by "pid:secret", for CancelRequest.
+  std::shared_ptr<query_registry> wire_sessions;
   std::shared_ptr<snapshot_cell> snapshot;
   std::shared_ptr<first_health_round> first_round;
   caf::actor history;

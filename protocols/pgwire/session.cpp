@@ -23,10 +23,6 @@ bool returns_rows(const std::string& keyword) {
   return false;
 }
 
-bool is_dml(const std::string& keyword) {
-  return keyword == "INSERT" || keyword == "UPDATE" || keyword == "DELETE";
-}
-
 /// The value of "SET name = value" / "SET name TO value", unquoted.
 std::pair<std::string, std::string> parse_set(std::string_view sql) {
   auto rest = sql.substr(sql.find_first_of(" \t\n") + 1);
@@ -329,7 +325,9 @@ void server_session::columns(const std::vector<column>& cols) {
   if (state_ != state::running)
     return;
   auto kw = sql::leading_keyword(current_);
-  if (is_dml(kw) && cols.size() == 1 && cols[0].name == "Count") {
+  // DuckDB answers DML and DDL with one "Count" column; PostgreSQL clients
+  // expect a command tag and no rows.
+  if (!returns_rows(kw) && cols.size() == 1 && cols[0].name == "Count") {
     dml_count_ = 0;
     return;
   }

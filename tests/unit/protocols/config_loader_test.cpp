@@ -241,11 +241,11 @@ clusterGroups: { g: { members: [a] } }
 TEST(config_loader, frontends_not_built_yet_are_refused_clearly) {
   auto r = load_from_string(R"(
 queryflux:
-  frontends: { postgresWire: { port: 15432 } }
+  frontends: { mysqlWire: { port: 13306 } }
 clusters: { a: { engine: sqlite } }
 clusterGroups: { g: { members: [a] } }
 )");
-  EXPECT_TRUE(has_problem(r, "queryflux.frontends.postgresWire: this frontend "
+  EXPECT_TRUE(has_problem(r, "queryflux.frontends.mysqlWire: this frontend "
                              "is not available in this build yet"))
     << all_problems(r);
 }

@@ -1,0 +1,177 @@
+// PostgreSQL sessions on top of statement actors.
+#include "actors/data/pg_session.hpp"
+
+#include "actors/data/trino_query.hpp"
+
+#include <caf/all.hpp>
+
+namespace qf {
+
+namespace {
+
+using self_ptr = caf::stateful_actor<pg_session_state>*;
+
+constexpr uint32_t rows_per_fetch = 4096;
+
+/// SQLSTATEs for our failures: each refusal has its own.
+std::string sqlstate_of(const std::string& error_name) {
+  if (error_name == "PERMISSION_DENIED")
+    return "42501"; // insufficient_privilege: a routing rule denied it
+  if (error_name == "QUERY_QUEUE_FULL")
+    return "53300"; // too_many_connections
+  if (error_name == "EXCEEDED_TIME_LIMIT")
+    return "53400"; // configuration_limit_exceeded: capacity wait
+  if (error_name == "USER_CANCELED" || error_name == "ABANDONED_QUERY")
+    return "57014"; // query_canceled
+  if (error_name == "NO_NODES_AVAILABLE")
+    return "53000"; // insufficient_resources
+  if (error_name == "SYNTAX_ERROR")
+    return "42601";
+  if (error_name == "GENERIC_USER_ERROR")
+    return "42000";
+  return "XX000";
+}
+
+void pump(self_ptr self);
+
+void flush(self_ptr self) {
+  auto& st = self->state;
+  auto out = st.session->take_output();
+  if (!out.empty())
+    st.io.write(std::move(out));
+}
+
+void fetch(self_ptr self) {
+  self
+    ->request(self->state.statement, caf::infinite, atom::fetch::value,
+              rows_per_fetch)
+    .then(
+      [self](statement_page& page) {
+        auto& st = self->state;
+        auto& s = *st.session;
+        if (page.failed) {
+          st.statement = nullptr;
+          s.fail({"ERROR", sqlstate_of(page.error_name), page.error_message,
+                  ""});
+          pump(self);
+          return;
+        }
+        if (!st.columns_sent && (!page.columns.empty() || page.done)) {
+          s.columns(page.columns);
+          st.columns_sent = true;
+        }
+        if (page.rows.rows() > 0)
+          s.rows(page.rows);
+        if (page.done) {
+          st.statement = nullptr;
+          s.complete(-1);
+          pump(self);
+          return;
+        }
+        flush(self); // stream rows as they come
+        fetch(self);
+      },
+      [self](caf::error& err) {
+        auto& st = self->state;
+        st.statement = nullptr;
+        st.session->fail({"ERROR", "XX000", message_of(err), ""});
+        pump(self);
+      });
+}
+
+void run(self_ptr self, std::string sql) {
+  auto& st = self->state;
+  const auto& params = st.session->startup_params();
+  trino_query_spec spec;
+  spec.ticket = st.node->next_ticket.fetch_add(1);
+  spec.id = "pg_" + std::to_string(spec.ticket);
+  spec.sql = std::move(sql);
+  spec.protocol = config::protocol::postgres_wire;
+  spec.session.user = params.count("user") ? params.at("user") : "";
+  spec.session.catalog = params.count("database") ? params.at("database") : "";
+  spec.session.source = params.count("application_name")
+                          ? params.at("application_name")
+                          : "";
+  for (const auto& [k, v] : params)
+    spec.session.headers[k] = v; // the header router sees startup parameters
+  st.statement = self->spawn(trino_query, std::move(spec), st.node);
+  st.columns_sent = false;
+  fetch(self);
+}
+
+void handle(self_ptr self, pgwire::session_event& ev) {
+  auto& st = self->state;
+  if (std::holds_alternative<pgwire::startup_event>(ev)) {
+    if (!st.node->snapshot->load() || st.node->draining.load()) {
+      st.session->reject({"FATAL", "57P03",
+                          "the gateway is not accepting connections (no "
+                          "active configuration, or shutting down)",
+                          ""});
+      return;
+    }
+    st.node->wire_sessions->add(st.cancel_key, self);
+    st.session->accept();
+  } else if (auto* run_ev = std::get_if<pgwire::run_event>(&ev)) {
+    run(self, std::move(run_ev->sql));
+  } else if (auto* c = std::get_if<pgwire::cancel_event>(&ev)) {
+    auto key = std::to_string(c->process_id) + ":"
+               + std::to_string(c->secret_key);
+    // A wrong secret simply names no session.
+    if (auto target = st.node->wire_sessions->find(key))
+      self->send(*target, atom::cancel::value, false);
+  }
+}
+
+void pump(self_ptr self) {
+  auto& st = self->state;
+  while (!st.statement) {
+    auto ev = st.session->next_event();
+    if (!ev)
+      break;
+    handle(self, *ev);
+  }
+  flush(self);
+  if (st.session->closing()) {
+    st.io.close();
+    self->quit();
+    return;
+  }
+  if (!st.statement)
+    st.io.read_more();
+}
+
+} // namespace
+
+caf::behavior pg_session(self_ptr self, std::shared_ptr<node_services> node,
+                         wire_io io, int32_t process_id, int32_t secret_key) {
+  auto& state = self->state;
+  state.node = std::move(node);
+  state.io = std::move(io);
+  state.cancel_key = std::to_string(process_id) + ":"
+                     + std::to_string(secret_key);
+  pgwire::session_options opts;
+  opts.process_id = process_id;
+  opts.secret_key = secret_key;
+  state.session = std::make_unique<pgwire::server_session>(opts);
+  self->attach_functor([node = state.node, key = state.cancel_key] {
+    node->wire_sessions->remove(key);
+  });
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    // The client went away: its statement is cancelled, its slot freed.
+    if (self->state.statement)
+      self->send(self->state.statement, atom::cancel::value, false);
+    self->quit(msg.reason);
+  });
+  return {
+    [self](atom::data, std::string& bytes) {
+      self->state.session->feed(bytes);
+      pump(self);
+    },
+    [self](atom::cancel, bool) {
+      if (self->state.statement)
+        self->send(self->state.statement, atom::cancel::value, false);
+    },
+  };
+}
+
+} // namespace qf

@@ -1,0 +1,62 @@
+// Plain TCP listeners for the wire protocols (PostgreSQL, MySQL), Asio
+// behind a pimpl. Reading is credit-based: after each chunk delivered, the
+// connection waits for read_more(), so a slow session never buffers a fast
+// client's whole stream.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace qf::wire {
+
+/// One client connection; every method is safe from any thread.
+class connection {
+public:
+  virtual ~connection() = default;
+  virtual void write(std::string bytes) = 0;
+  /// Sends what was written, then closes.
+  virtual void close() = 0;
+  /// Lets the next chunk of input through.
+  virtual void read_more() = 0;
+};
+
+/// Receives a connection's input; called on the connection's strand.
+class handler {
+public:
+  virtual ~handler() = default;
+  virtual void on_data(std::string bytes) = 0;
+  virtual void on_closed() = 0;
+};
+
+using handler_factory
+  = std::function<std::shared_ptr<handler>(std::shared_ptr<connection>)>;
+
+struct listener_options {
+  std::string name; // for logs: "postgresWire"
+  std::string address = "0.0.0.0";
+  uint16_t port = 0;
+  uint32_t max_connections = 1000;
+};
+
+class service {
+public:
+  service();
+  ~service();
+
+  service(const service&) = delete;
+  service& operator=(const service&) = delete;
+
+  /// Binds now; throws std::runtime_error when the port is taken.
+  void listen(const listener_options& opts, handler_factory factory);
+  void start(unsigned threads);
+  void stop_accepting();
+  void stop();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace qf::wire

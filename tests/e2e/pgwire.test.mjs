@@ -1,0 +1,225 @@
+// PostgreSQL wire frontend with real clients: psql and node-postgres (pg),
+// on embedded DuckDB and SQLite clusters.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { startGateway, config } from './support/gateway.mjs';
+
+const PG_PORT = 23432;
+
+function gatewayConfig(ports, extra = {}) {
+  const cfg = config({
+    trinoPort: ports.trino,
+    adminPort: ports.admin,
+    clusters: {
+      duck: {
+        engine: 'duckDb',
+        initSql: ["CREATE TABLE t AS SELECT i, 'row ' || i AS s FROM range(0, 5) r(i)"],
+      },
+      lite: { engine: 'sqlite' },
+    },
+    clusterGroups: {
+      main: { members: ['duck'], maxRunningQueries: 2, maxQueuedQueries: 20 },
+      scratch: { members: ['lite'], maxRunningQueries: 1, maxQueuedQueries: 0 },
+    },
+    routers: [
+      { type: 'queryRegex', rules: [{ regex: '(?i)^\\s*drop', action: 'deny', error: 'no DROP through the gateway' }] },
+      { type: 'header', headerName: 'application_name', headerValueToGroup: { scratch: 'scratch' } },
+    ],
+    routingFallback: 'main',
+    ...extra,
+  });
+  cfg.queryflux.frontends.postgresWire = { enabled: true, port: ports.pg };
+  return cfg;
+}
+
+function client(port, opts = {}) {
+  const c = new pg.Client({ host: '127.0.0.1', port, user: 'alice', database: 'demo', ...opts });
+  // Teardown kills the gateway first; that must not fail the test.
+  c.on('error', () => {});
+  return c;
+}
+
+function psql(port, args, opts = {}) {
+  return spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(port), '-U', 'alice', '-d', 'demo', ...args],
+    { encoding: 'utf8', timeout: 30000, env: { ...process.env, PGCONNECT_TIMEOUT: '5' }, ...opts });
+}
+
+test('psql runs several statements, types and NULLs come through', async (t) => {
+  const ports = { trino: 23100, admin: 23101, pg: PG_PORT };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+
+  const r = psql(ports.pg, ['-A', '-t', '-F', '|', '-c',
+    "SELECT i, s, i * 1.5 AS d, NULL AS n, i % 2 = 0 AS even, DATE '2024-02-29' AS day, 'héllo 日本' AS u FROM t ORDER BY i LIMIT 2; SELECT 42 AS answer"]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, '0|row 0|0.0||t|2024-02-29|héllo 日本\n1|row 1|1.5||f|2024-02-29|héllo 日本\n42\n');
+
+  const ddl = psql(ports.pg, ['-c', 'CREATE TABLE u(x INTEGER); INSERT INTO u VALUES (1), (2), (3)', '-c', 'SELECT sum(x) FROM u']);
+  assert.equal(ddl.status, 0, ddl.stderr);
+  assert.match(ddl.stdout, /INSERT 0 3/);
+  assert.match(ddl.stdout, /\b6\b/);
+
+  const bad = psql(ports.pg, ['-c', 'SELEC 1']);
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /ERROR/);
+  // The gateway keeps serving after the error.
+  assert.equal(psql(ports.pg, ['-A', '-t', '-c', 'SELECT 7']).stdout, '7\n');
+});
+
+test('node-postgres: rows, types, errors with their SQLSTATE', async (t) => {
+  const ports = { trino: 23110, admin: 23111, pg: PG_PORT + 1 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+
+  const c = client(ports.pg);
+  await c.connect();
+  t.after(() => c.end().catch(() => {}));
+
+  const res = await c.query("SELECT 1::INTEGER AS i, 9000000000::BIGINT AS big, 2.5::DOUBLE AS d, 12.34::DECIMAL(6,2) AS n, true AS b, NULL::VARCHAR AS nothing, '🚀' AS emoji");
+  assert.deepEqual(res.fields.map((f) => f.dataTypeID), [23, 20, 701, 1700, 16, 1043, 1043]);
+  assert.deepEqual(res.rows, [{ i: 1, big: '9000000000', d: 2.5, n: '12.34', b: true, nothing: null, emoji: '🚀' }]);
+  assert.equal(res.command, 'SELECT');
+  assert.equal(res.rowCount, 1);
+
+  await assert.rejects(c.query('SELEC 1'), (e) => e.code === '42601');
+  await assert.rejects(c.query('DROP TABLE t'), (e) => e.code === '42501' && /no DROP/.test(e.message));
+  // Session settings are kept by the gateway.
+  await c.query("SET application_name = 'report'");
+  const shown = await c.query('SHOW application_name');
+  assert.equal(shown.rows[0].application_name, 'report');
+  // Parameters need the extended protocol, which this build refuses clearly.
+  await assert.rejects(c.query('SELECT $1::INTEGER AS x', [5]), (e) => e.code === '0A000');
+  const after = await c.query('SELECT count(*) AS n FROM t');
+  assert.equal(Number(after.rows[0].n), 5);
+
+  const history = await gw.history({ search: 'FROM t' });
+  const rec = history.queries.find((q) => q.sql === 'SELECT count(*) AS n FROM t');
+  assert.ok(rec, 'recorded in history');
+  assert.equal(rec.protocol, 'postgresWire');
+  assert.equal(rec.user, 'alice');
+  assert.equal(rec.status, 'Success');
+  assert.equal(rec.clusterName, 'duck');
+});
+
+test('a large result streams through node-postgres', async (t) => {
+  const ports = { trino: 23120, admin: 23121, pg: PG_PORT + 2 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  const c = client(ports.pg);
+  await c.connect();
+  t.after(() => c.end().catch(() => {}));
+  const res = await c.query('SELECT i, i * 2 AS twice FROM range(0, 100000) r(i) ORDER BY i');
+  assert.equal(res.rowCount, 100000);
+  assert.equal(res.rows[99999].i, '99999');
+  assert.equal(res.rows[99999].twice, '199998');
+});
+
+test('capacity holds across PostgreSQL sessions: never more than 2 at once', async (t) => {
+  const ports = { trino: 23130, admin: 23131, pg: PG_PORT + 3 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  const clients = await Promise.all(Array.from({ length: 6 }, async () => {
+    const c = client(ports.pg);
+    await c.connect();
+    return c;
+  }));
+  t.after(() => Promise.all(clients.map((c) => c.end().catch(() => {}))));
+  const results = await Promise.all(clients.map((c, i) => c.query(`SELECT sleep_ms(400) AS slept, ${i} AS k`)));
+  assert.deepEqual(results.map((r) => Number(r.rows[0].k)), [0, 1, 2, 3, 4, 5]);
+  const { queries } = await gw.history({ search: 'sleep_ms(400)' });
+  assert.equal(queries.length, 6);
+  const events = queries.flatMap((q) => [[q.startedAtMs, 1], [q.finishedAtMs, -1]])
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let running = 0;
+  let peak = 0;
+  for (const [, delta] of events) {
+    running += delta;
+    peak = Math.max(peak, running);
+  }
+  assert.equal(peak, 2);
+});
+
+test('a full queue and a denied route get their own SQLSTATEs', async (t) => {
+  const ports = { trino: 23140, admin: 23141, pg: PG_PORT + 4 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  const busy = client(ports.pg, { application_name: 'scratch' });
+  const other = client(ports.pg, { application_name: 'scratch' });
+  await busy.connect();
+  await other.connect();
+  t.after(() => Promise.all([busy.end().catch(() => {}), other.end().catch(() => {})]));
+  const running = busy.query('SELECT sleep_ms(1500) AS s');
+  await sleep(300);
+  // scratch: one running, no queue.
+  await assert.rejects(other.query('SELECT 1'), (e) => e.code === '53300');
+  await running;
+});
+
+test('psql Ctrl-C sends a CancelRequest that stops the query and frees its slot', async (t) => {
+  const ports = { trino: 23150, admin: 23151, pg: PG_PORT + 5 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  const started = Date.now();
+  const child = spawn('psql', ['-X', '-h', '127.0.0.1', '-p', String(ports.pg), '-U', 'alice', '-d', 'demo',
+    '-c', 'SELECT sleep_ms(20000)'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  await sleep(700);
+  child.kill('SIGINT'); // psql turns this into a CancelRequest
+  const code = await exited;
+  assert.notEqual(code, 0);
+  assert.match(stderr, /cancel/i);
+  assert.ok(Date.now() - started < 10000, 'cancelled long before the sleep would end');
+  const { queries } = await gw.history({ search: 'sleep_ms(20000)' });
+  assert.equal(queries[0]?.status, 'Cancelled');
+  // The slots are free: two more run at once without waiting.
+  const r = psql(ports.pg, ['-A', '-t', '-c', 'SELECT 1']);
+  assert.equal(r.stdout, '1\n');
+});
+
+test('malformed packets close only their own connection', async (t) => {
+  const ports = { trino: 23160, admin: 23161, pg: PG_PORT + 6 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  for (const garbage of [
+    Buffer.from([0, 0, 0, 3]), // length below 4
+    Buffer.from([0x7f, 0xff, 0xff, 0xff, 1, 2, 3]), // oversized startup
+    Buffer.concat([Buffer.from([0, 0, 0, 12, 0, 3, 0, 0]), Buffer.from('user')]), // no terminators
+  ]) {
+    const answer = await new Promise((resolve) => {
+      const sock = net.connect(ports.pg, '127.0.0.1', () => sock.write(garbage));
+      let data = Buffer.alloc(0);
+      sock.on('data', (d) => { data = Buffer.concat([data, d]); });
+      sock.on('close', () => resolve(data));
+      sock.on('error', () => resolve(data));
+      sock.setTimeout(5000, () => sock.destroy());
+    });
+    assert.equal(String.fromCharCode(answer[0]), 'E', 'an ErrorResponse before the close');
+    assert.match(answer.toString('latin1'), /08P01/);
+  }
+  const r = psql(ports.pg, ['-A', '-t', '-c', 'SELECT 3']);
+  assert.equal(r.stdout, '3\n');
+});
+
+test('while draining, new sessions get 57P03 and running queries finish', async (t) => {
+  const ports = { trino: 23170, admin: 23171, pg: PG_PORT + 7 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  const c = client(ports.pg);
+  await c.connect();
+  const slow = c.query('SELECT sleep_ms(1500) AS s');
+  await sleep(300);
+  gw.signal('SIGTERM');
+  await sleep(200);
+  const late = client(ports.pg);
+  await assert.rejects(late.connect(), (e) => e.code === '57P03');
+  const res = await slow;
+  assert.equal(Number(res.rows[0].s), 1500);
+  await c.end().catch(() => {});
+  assert.equal((await gw.exited).code, 0);
+});
