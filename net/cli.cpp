@@ -120,8 +120,8 @@ void drain(node_services& svc, std::chrono::seconds timeout) {
   if (left > 0)
     spdlog::warn("drain timeout: cancelling {} queries", left);
   for (auto& q : svc.queries->all()) {
-    caf::anon_send(q, atom::cancel::value, false);
-    caf::anon_send_exit(q, caf::exit_reason::user_shutdown);
+    caf::anon_send(q.actor, atom::cancel::value, false);
+    caf::anon_send_exit(q.actor, caf::exit_reason::user_shutdown);
   }
 }
 

@@ -31,12 +31,15 @@ bool cluster_state::try_acquire() {
 
 void cluster_state::release() {
   running.fetch_sub(1);
-  notify_groups();
+  notify_groups(true);
 }
 
-void cluster_state::notify_groups() const {
+void cluster_state::notify_groups(bool waiting_only) const {
+  // A group publishes its queue length before it retries a placement, so
+  // a waiter is either seen here or finds this slot free itself.
   for (const auto& g : groups)
-    caf::anon_send(g, atom::release::value);
+    if (!waiting_only || g.queued->load() > 0)
+      caf::anon_send(g.actor, atom::release::value);
 }
 
 std::optional<conn_lease> cluster_state::take_idle() {

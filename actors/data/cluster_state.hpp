@@ -42,8 +42,14 @@ struct cluster_state {
 
   /// The cluster actor: lends connections, runs health checks.
   caf::actor actor;
-  /// Groups with this cluster as a member: told when a slot frees up.
-  std::vector<caf::actor> groups;
+  /// A group with this cluster as a member, and its queue length.
+  struct group_link {
+    caf::actor actor;
+    std::shared_ptr<const std::atomic<uint32_t>> queued;
+  };
+
+  /// Told when a slot frees up (only groups with waiters) or health returns.
+  std::vector<group_link> groups;
 
   /// Enabled and HEALTHY: the only clusters that receive queries.
   bool routable() const {
@@ -56,8 +62,9 @@ struct cluster_state {
   /// Returns a slot and tells every group that it may admit again.
   void release();
 
-  /// Tells the groups that this cluster may take queries again.
-  void notify_groups() const;
+  /// Tells the groups that this cluster may take queries again; with
+  /// waiting_only, only those with a queue (the common case has none).
+  void notify_groups(bool waiting_only = false) const;
 
   /// An idle connection, if any: queries borrow without a message hop.
   std::optional<conn_lease> take_idle();

@@ -33,7 +33,9 @@ std::shared_ptr<cluster_state> try_place(group_state& st) {
 }
 
 void publish_queue_length(self_ptr self) {
-  self->state.stats->queued_set(self->state.cfg.name, self->state.queue.size());
+  auto& st = self->state;
+  st.queued->store(static_cast<uint32_t>(st.queue.size()));
+  st.stats->queued_set(st.cfg.name, st.queue.size());
 }
 
 void admit_waiters(self_ptr self) {
@@ -68,10 +70,12 @@ void fail_waiter(self_ptr self, uint64_t ticket, caf::error err) {
 
 caf::behavior group_actor(self_ptr self, config::cluster_group cfg,
                           std::vector<std::shared_ptr<cluster_state>> members,
-                          std::shared_ptr<metrics> stats) {
+                          std::shared_ptr<metrics> stats,
+                          std::shared_ptr<std::atomic<uint32_t>> queued) {
   self->state.cfg = std::move(cfg);
   self->state.members = std::move(members);
   self->state.stats = std::move(stats);
+  self->state.queued = std::move(queued);
   publish_queue_length(self);
   return {
     [self](atom::admit, uint64_t ticket) {
@@ -102,7 +106,9 @@ caf::behavior group_actor(self_ptr self, config::cluster_group cfg,
       st.queue.push_back({ticket, std::move(rp), self->clock().now()});
       self->delayed_send(self, st.cfg.capacity_wait_timeout,
                          atom::timeout::value, ticket);
+      // Published first, then retried: a slot freed in between is not lost.
       publish_queue_length(self);
+      admit_waiters(self);
     },
     [self](atom::withdraw, uint64_t ticket) {
       fail_waiter(self, ticket,

@@ -34,6 +34,8 @@ struct group_state {
   std::deque<waiter> queue;
   routing::strategy_state strategy;
   std::shared_ptr<metrics> stats;
+  /// The queue length, published for clusters deciding whom to notify.
+  std::shared_ptr<std::atomic<uint32_t>> queued;
 };
 
 /// Handlers:
@@ -45,6 +47,7 @@ struct group_state {
 caf::behavior group_actor(caf::stateful_actor<group_state>* self,
                           config::cluster_group cfg,
                           std::vector<std::shared_ptr<cluster_state>> members,
-                          std::shared_ptr<metrics> stats);
+                          std::shared_ptr<metrics> stats,
+                          std::shared_ptr<std::atomic<uint32_t>> queued);
 
 } // namespace qf

@@ -1,6 +1,7 @@
 // Sharded id -> query actor map.
 #include "actors/data/query_registry.hpp"
 
+#include <chrono>
 #include <functional>
 
 namespace qf {
@@ -14,10 +15,17 @@ query_registry::shard& query_registry::shard_of(const std::string& id) {
   return shards_[std::hash<std::string>{}(id) % shards_.size()];
 }
 
-void query_registry::add(const std::string& id, caf::actor query) {
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::steady_clock::now().time_since_epoch())
+    .count();
+}
+
+void query_registry::add(const std::string& id, caf::actor query,
+                         std::shared_ptr<query_liveness> live) {
   auto& s = shard_of(id);
   std::lock_guard guard{s.mtx};
-  s.queries[id] = std::move(query);
+  s.queries[id] = entry{std::move(query), std::move(live)};
 }
 
 void query_registry::remove(const std::string& id) {
@@ -32,7 +40,7 @@ std::optional<caf::actor> query_registry::find(const std::string& id) const {
   auto i = s.queries.find(id);
   if (i == s.queries.end())
     return std::nullopt;
-  return i->second;
+  return i->second.actor;
 }
 
 size_t query_registry::size() const {
@@ -48,12 +56,12 @@ size_t query_registry::size() const {
 
 namespace qf {
 
-std::vector<caf::actor> query_registry::all() const {
-  std::vector<caf::actor> out;
+std::vector<query_registry::entry> query_registry::all() const {
+  std::vector<entry> out;
   for (const auto& s : shards_) {
     std::lock_guard guard{s.mtx};
-    for (const auto& [id, query] : s.queries)
-      out.push_back(query);
+    for (const auto& [id, e] : s.queries)
+      out.push_back(e);
   }
   return out;
 }

@@ -1,11 +1,14 @@
 // Live Trino queries by id, for the HTTP boundary's nextUri lookups. A
 // sharded map rather than an actor: every poll reads it, and a lookup must
-// not cost a message round trip.
+// not cost a message round trip. Each entry may carry the query's liveness,
+// which the reaper reads instead of each query keeping timers of its own.
 #pragma once
 
 #include <caf/actor.hpp>
 
 #include <array>
+#include <atomic>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -14,18 +17,34 @@
 
 namespace qf {
 
+/// Milliseconds on the steady clock: what liveness times are measured in.
+int64_t steady_ms();
+
+/// What a query publishes about itself for the reaper.
+struct query_liveness {
+  std::atomic<int64_t> last_activity_ms{steady_ms()};
+  std::atomic<int64_t> waiting_since_ms{0}; // 0: no poll is waiting
+  std::atomic<bool> finished{false};        // the last page went out
+};
+
 class query_registry {
 public:
-  void add(const std::string& id, caf::actor query);
+  struct entry {
+    caf::actor actor;
+    std::shared_ptr<query_liveness> live; // may be null
+  };
+
+  void add(const std::string& id, caf::actor query,
+           std::shared_ptr<query_liveness> live = nullptr);
   void remove(const std::string& id);
   std::optional<caf::actor> find(const std::string& id) const;
   size_t size() const;
-  std::vector<caf::actor> all() const;
+  std::vector<entry> all() const;
 
 private:
   struct shard {
     mutable std::mutex mtx;
-    std::unordered_map<std::string, caf::actor> queries;
+    std::unordered_map<std::string, entry> queries;
   };
 
   const shard& shard_of(const std::string& id) const;

@@ -13,9 +13,6 @@ using self_ptr = caf::stateful_actor<trino_query_state>*;
 using phase = trino_query_state::phase;
 using clock = trino_query_state::clock;
 
-constexpr auto tick_interval = std::chrono::seconds(1);
-/// How long a finished query stays reachable for a retried last GET.
-constexpr auto linger = std::chrono::seconds(3);
 
 int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -90,7 +87,7 @@ void record(self_ptr self, const std::string& status) {
     r.engine_type.empty() ? "none" : r.engine_type,
     r.cluster_group.empty() ? "none" : r.cluster_group, status, r.protocol,
     std::chrono::duration<double>(st.ended - st.created).count());
-  self->send(st.node->history, atom::record::value, std::move(r));
+  st.node->history->record(std::move(r));
 }
 
 void release_slot(self_ptr self) {
@@ -345,9 +342,11 @@ void serve(self_ptr self) {
   page.error = st.error;
   st.served_token = poll.token;
   st.served_page = trino::encode(page);
+  st.live->waiting_since_ms = 0;
   if (final) {
     st.final_served = true;
-    st.last_activity = now;
+    st.live->last_activity_ms = steady_ms();
+    st.live->finished = true;
     if (st.in_flight->exchange(false))
       st.node->in_flight.fetch_sub(1);
   }
@@ -479,13 +478,13 @@ caf::behavior trino_query(self_ptr self, trino_query_spec spec,
   });
   state.served_page = trino_submitted_page(state.node->external_address,
                                            state.spec.id);
+  state.live = state.spec.live ? state.spec.live
+                               : std::make_shared<query_liveness>();
   start(self);
-  self->delayed_send(self, tick_interval, atom::tick::value);
   return {
-    [self](atom::poll, uint64_t token, caf::timespan wait,
-           trino_respond& respond) {
+    [self](atom::poll, uint64_t token, trino_respond& respond) {
       auto& st = self->state;
-      st.last_activity = clock::now();
+      st.live->last_activity_ms = steady_ms();
       if (token == st.served_token) {
         respond({200, st.served_page}); // a retry: same page again
         return;
@@ -496,45 +495,25 @@ caf::behavior trino_query(self_ptr self, trino_query_spec spec,
       }
       if (st.waiting)
         st.waiting->respond({409, "{\"error\":\"superseded by a newer poll\"}"});
-      st.waiting = trino_query_state::waiting_poll{token, std::move(respond),
-                                                   ++st.poll_seq};
+      st.waiting = trino_query_state::waiting_poll{token, std::move(respond)};
       answer_if_ready(self, false);
-      if (st.waiting) // no page yet: answer with what there is after `wait`
-        self->delayed_send(self, wait, atom::deadline::value, st.poll_seq);
+      if (st.waiting) // no page yet: the reaper calls time on it
+        st.live->waiting_since_ms = steady_ms();
     },
-    [self](atom::deadline, uint64_t seq) {
-      auto& st = self->state;
-      if (st.waiting && st.waiting->seq == seq)
-        answer_if_ready(self, true);
+    [self](atom::deadline) { answer_if_ready(self, true); },
+    [self](atom::cancel, bool abandoned) {
+      cancel(self, abandoned);
+      if (abandoned)
+        self->quit(); // nobody will fetch the error
     },
-    [self](atom::cancel, bool abandoned) { cancel(self, abandoned); },
     [self](atom::fetch, uint32_t max_rows) {
       auto& st = self->state;
-      st.last_activity = clock::now();
       st.fetch_waiting = self->make_response_promise();
       st.fetch_max = std::max<uint32_t>(max_rows, 1);
       answer_if_ready(self, false);
     },
     [self](atom::info, trino_respond& respond) {
       respond({200, query_info(self->state)});
-    },
-    [self](atom::tick) {
-      auto& st = self->state;
-      auto idle = clock::now() - st.last_activity;
-      if (st.final_served) {
-        if (idle >= linger)
-          self->quit();
-        else
-          self->delayed_send(self, linger - idle, atom::tick::value);
-        return;
-      }
-      if (!st.waiting
-          && idle > st.node->trino.query_client_timeout) {
-        cancel(self, true);
-        self->quit();
-        return;
-      }
-      self->delayed_send(self, tick_interval, atom::tick::value);
     },
   };
 }

@@ -25,6 +25,8 @@ struct trino_query_spec {
   trino::client_session session;
   /// The frontend it came through: routing, history and metrics use it.
   config::protocol protocol = config::protocol::trino_http;
+  /// Published for the reaper (Trino HTTP only; wire sessions own theirs).
+  std::shared_ptr<query_liveness> live;
 };
 
 struct trino_query_state {
@@ -36,7 +38,6 @@ struct trino_query_state {
   struct waiting_poll {
     uint64_t token;
     trino_respond respond;
-    uint64_t seq;
   };
 
   trino_query_spec spec;
@@ -67,16 +68,15 @@ struct trino_query_state {
   std::shared_ptr<std::atomic<bool>> in_flight
     = std::make_shared<std::atomic<bool>>(true);
   std::optional<waiting_poll> waiting;
+  std::shared_ptr<query_liveness> live; // never null: a private one if unset
   /// A wire session waiting for rows (fetch), and how many it takes.
   std::optional<caf::response_promise> fetch_waiting;
   uint32_t fetch_max = 0;
-  uint64_t poll_seq = 0;
 
   clock::time_point created = clock::now();
   clock::time_point admitted{};
   clock::time_point started{};
   clock::time_point ended{};
-  clock::time_point last_activity = clock::now();
   int64_t created_wall_ms = 0;
   int64_t started_wall_ms = 0;
 };
@@ -88,9 +88,12 @@ std::string trino_submitted_page(const std::string& external_address,
                                  const std::string& id);
 
 /// Handlers:
-/// - (poll, token, wait, respond): answers the page for token, waiting up to
-///   `wait` for rows; token 0 is the POST's page (see above);
-/// - (cancel, bool abandoned): cancels the query and frees its slot;
+/// - (poll, token, respond): answers the page for token once a page is full,
+///   the query ended, or the reaper says the poll waited long enough;
+///   token 0 is the POST's page (see above);
+/// - (deadline): from the reaper: answer the waiting poll with what there is;
+/// - (cancel, bool abandoned): cancels the query and frees its slot; an
+///   abandoned query ends at once;
 /// - (info, respond): Trino's QueryInfo JSON for GET /v1/query/{id};
 /// - (fetch, uint32_t max_rows) -> statement_page: for wire sessions; the
 ///   actor ends after the last page.

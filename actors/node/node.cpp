@@ -1,8 +1,8 @@
 // Composition of one node's actors from a validated config.
 #include "actors/node/node.hpp"
 
-#include "actors/control/history_store.hpp"
 #include "actors/data/group.hpp"
+#include "actors/data/query_reaper.hpp"
 
 #include <caf/all.hpp>
 
@@ -53,9 +53,8 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg)
   svc.first_round = std::make_shared<first_health_round>();
   svc.external_address = cfg.queryflux.external_address;
   svc.trino = cfg.queryflux.trino_http;
-  svc.history = sys.spawn(history_store,
-                          size_t{cfg.queryflux.query_history_capacity});
-  actors_.push_back(svc.history);
+  svc.history = std::make_shared<history_ring>(
+    size_t{cfg.queryflux.query_history_capacity});
 
   auto active = std::make_shared<active_config>();
   active->config = std::make_shared<const config::gateway_config>(cfg);
@@ -71,9 +70,10 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg)
     std::vector<std::shared_ptr<cluster_state>> members;
     for (const auto& m : g.members)
       members.push_back(active->clusters.at(m));
-    auto actor = sys.spawn(group_actor, g, members, svc.stats);
+    auto queued = std::make_shared<std::atomic<uint32_t>>(0);
+    auto actor = sys.spawn(group_actor, g, members, svc.stats, queued);
     for (auto& m : members)
-      m->groups.push_back(actor);
+      m->groups.push_back({actor, queued});
     active->groups.emplace(g.name, actor);
     actors_.push_back(actor);
   }
@@ -85,6 +85,9 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg)
                              svc.first_round);
     actors_.push_back(state->actor);
   }
+  reaper_settings reaping;
+  reaping.client_timeout = cfg.queryflux.trino_http.query_client_timeout;
+  actors_.push_back(sys.spawn(query_reaper, svc.queries, reaping));
   svc.snapshot_holder = sys.spawn(snapshot_holder, svc.snapshot,
                                   std::shared_ptr<const active_config>{active});
   actors_.push_back(svc.snapshot_holder);

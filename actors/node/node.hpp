@@ -2,6 +2,7 @@
 // history, snapshot holder) and hands the boundary what it needs.
 #pragma once
 
+#include "actors/control/history_ring.hpp"
 #include "actors/data/cluster.hpp"
 #include "actors/data/cluster_state.hpp"
 #include "actors/data/query_registry.hpp"
@@ -50,7 +51,7 @@ struct node_services {
   std::shared_ptr<query_registry> wire_sessions;
   std::shared_ptr<snapshot_cell> snapshot;
   std::shared_ptr<first_health_round> first_round;
-  caf::actor history;
+  std::shared_ptr<history_ring> history;
   caf::actor snapshot_holder;
   std::string external_address;
   config::trino_http_frontend trino;

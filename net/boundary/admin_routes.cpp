@@ -6,7 +6,6 @@
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
 
-#include <caf/all.hpp>
 
 #include <charconv>
 #include <openssl/crypto.h>
@@ -94,19 +93,6 @@ private:
     return res;
   }
 
-  template <class OnReply, class... Ts>
-  void ask(caf::actor dest, http::respond_fn respond, OnReply on_reply,
-           Ts... xs) {
-    node_->sys->spawn([=](caf::event_based_actor* self) {
-      self->request(dest, std::chrono::seconds(5), xs...)
-        .then(on_reply, [respond](caf::error& err) {
-          auto code = code_of(err);
-          respond(http::error_response(code == errc::not_found ? 404 : 500,
-                                       message_of(err)));
-        });
-    });
-  }
-
   void list_queries(const std::string& target, http::respond_fn respond) {
     auto p = http::query_params(target);
     history_filter f;
@@ -120,15 +106,13 @@ private:
     f.limit = static_cast<size_t>(std::min<int64_t>(to_int(p, "limit", 100),
                                                     10000));
     f.offset = static_cast<size_t>(to_int(p, "offset", 0));
-    ask(node_->history, respond,
-        [respond](const std::string& body) { respond(json_ok(body)); },
-        atom::list::value, f);
+    respond(json_ok(node_->history->list(f)));
   }
 
   void get_query(const std::string& id, http::respond_fn respond) {
-    ask(node_->history, respond,
-        [respond](const std::string& body) { respond(json_ok(body)); },
-        atom::get::value, id);
+    if (auto record = node_->history->get(id))
+      return respond(json_ok(std::move(*record)));
+    respond(http::error_response(404, "no query " + id));
   }
 
   void list_clusters(http::respond_fn respond) {

@@ -17,8 +17,6 @@ namespace qf::boundary {
 
 namespace {
 
-/// How long a nextUri GET waits for rows, as Trino's coordinator does.
-constexpr auto poll_wait = std::chrono::seconds(1);
 
 http::response trino_error(int status, const trino::error_code& code,
                            const std::string& message) {
@@ -116,8 +114,10 @@ private:
     spec.id = query_id(spec.ticket);
     spec.sql = std::move(req.body);
     auto id = spec.id;
+    spec.live = std::make_shared<query_liveness>();
+    auto live = spec.live;
     auto query = node_->sys->spawn(trino_query, std::move(spec), node_);
-    node_->queries->add(id, query);
+    node_->queries->add(id, query, std::move(live));
     http::response res;
     res.body = trino_submitted_page(node_->external_address, id);
     respond(std::move(res));
@@ -133,8 +133,7 @@ private:
     auto query = node_->queries->find(id);
     if (!query)
       return respond(http::error_response(404, "unknown query " + id));
-    caf::anon_send(*query, atom::poll::value, token, caf::timespan{poll_wait},
-                   adapt(std::move(respond)));
+    caf::anon_send(*query, atom::poll::value, token, adapt(std::move(respond)));
   }
 
   void cancel(const std::string& id, http::respond_fn respond) {
@@ -152,20 +151,12 @@ private:
       return caf::anon_send(*query, atom::info::value,
                             adapt(std::move(respond)));
     // Finished and gone: answer from history.
-    node_->sys->spawn([node = node_, id,
-                       respond = std::move(respond)](caf::event_based_actor*
-                                                       self) {
-      self->request(node->history, std::chrono::seconds(5), atom::get::value, id)
-        .then(
-          [respond](const std::string& record) {
-            http::response res;
-            res.body = record;
-            respond(std::move(res));
-          },
-          [respond, id](caf::error&) {
-            respond(http::error_response(404, "unknown query " + id));
-          });
-    });
+    if (auto record = node_->history->get(id)) {
+      http::response res;
+      res.body = std::move(*record);
+      return respond(std::move(res));
+    }
+    respond(http::error_response(404, "unknown query " + id));
   }
 
   http::response server_info() const {

@@ -59,9 +59,10 @@ protected:
     g.strategy = strategy;
     for (auto& m : members)
       g.members.push_back(m->name);
-    auto hdl = sys.spawn(group_actor, g, members, stats);
+    auto queued = std::make_shared<std::atomic<uint32_t>>(0);
+    auto hdl = sys.spawn(group_actor, g, members, stats, queued);
     for (auto& m : members)
-      m->groups.push_back(hdl);
+      m->groups.push_back({hdl, queued});
     spawned.push_back(hdl);
     sched.run();
     return hdl;

@@ -1,7 +1,6 @@
 // In-memory query history.
-#include "actors/control/history_store.hpp"
+#include "actors/control/history_ring.hpp"
 
-#include <caf/all.hpp>
 #include <nlohmann/json.hpp>
 
 namespace qf {
@@ -52,41 +51,47 @@ std::string to_json(const query_record& r) {
                          nlohmann::json::error_handler_t::replace);
 }
 
-caf::behavior history_store(caf::stateful_actor<history_store_state>* self,
-                            size_t capacity) {
-  self->state.capacity = std::max<size_t>(capacity, 1);
-  return {
-    [self](atom::record, query_record& r) {
-      auto& st = self->state;
-      if (!st.ids.insert(r.proxy_query_id).second)
-        return;
-      st.records.push_front(std::move(r));
-      while (st.records.size() > st.capacity) {
-        st.ids.erase(st.records.back().proxy_query_id);
-        st.records.pop_back();
-      }
-    },
-    [self](atom::list, const history_filter& f) {
-      auto out = nlohmann::json::array();
-      size_t total = 0;
-      for (const auto& r : self->state.records) {
-        if (!matches(r, f))
-          continue;
-        if (total >= f.offset && out.size() < f.limit)
-          out.push_back(json_of(r));
-        ++total;
-      }
-      nlohmann::json page{{"total", total}, {"queries", std::move(out)}};
-      return page.dump(-1, ' ', false,
-                       nlohmann::json::error_handler_t::replace);
-    },
-    [self](atom::get, const std::string& id) -> caf::result<std::string> {
-      for (const auto& r : self->state.records)
-        if (r.proxy_query_id == id)
-          return to_json(r);
-      return make_error(errc::not_found, "no query " + id);
-    },
-  };
+history_ring::history_ring(size_t capacity)
+  : capacity_(std::max<size_t>(capacity, 1)) {
+  // nop
+}
+
+void history_ring::record(query_record r) {
+  std::lock_guard guard{mtx_};
+  if (!ids_.insert(r.proxy_query_id).second)
+    return;
+  records_.push_front(std::move(r));
+  while (records_.size() > capacity_) {
+    ids_.erase(records_.back().proxy_query_id);
+    records_.pop_back();
+  }
+}
+
+std::string history_ring::list(const history_filter& f) const {
+  auto out = nlohmann::json::array();
+  size_t total = 0;
+  {
+    std::lock_guard guard{mtx_};
+    for (const auto& r : records_) {
+      if (!matches(r, f))
+        continue;
+      if (total >= f.offset && out.size() < f.limit)
+        out.push_back(json_of(r));
+      ++total;
+    }
+  }
+  nlohmann::json page{{"total", total}, {"queries", std::move(out)}};
+  return page.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<std::string> history_ring::get(const std::string& id) const {
+  std::lock_guard guard{mtx_};
+  if (!ids_.count(id))
+    return std::nullopt;
+  for (const auto& r : records_)
+    if (r.proxy_query_id == id)
+      return to_json(r);
+  return std::nullopt;
 }
 
 } // namespace qf
