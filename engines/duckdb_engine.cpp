@@ -399,6 +399,51 @@ cell read_cell(const column_reader& r, void* data, idx_t row) {
   }
 }
 
+/// Binds text values by the type DuckDB inferred for each placeholder, so
+/// that "5" reaches an INTEGER parameter as 5.
+void bind_parameters(duckdb_prepared_statement prepared,
+                     const parameters& params) {
+  auto wanted = duckdb_nparams(prepared);
+  if (wanted != params.size())
+    throw engine_error(error_kind::user,
+                       "the statement has " + std::to_string(wanted)
+                         + " parameters but " + std::to_string(params.size())
+                         + " were given");
+  for (idx_t i = 1; i <= wanted; ++i) {
+    const auto& p = params[i - 1];
+    duckdb_state ok = DuckDBSuccess;
+    if (!p) {
+      ok = duckdb_bind_null(prepared, i);
+    } else {
+      switch (duckdb_param_type(prepared, i)) {
+        case DUCKDB_TYPE_BOOLEAN:
+          ok = duckdb_bind_boolean(prepared, i,
+                                   *p == "t" || *p == "true" || *p == "1");
+          break;
+        case DUCKDB_TYPE_TINYINT:
+        case DUCKDB_TYPE_SMALLINT:
+        case DUCKDB_TYPE_INTEGER:
+        case DUCKDB_TYPE_BIGINT: {
+          int64_t v = 0;
+          auto [end, ec] = std::from_chars(p->data(), p->data() + p->size(), v);
+          if (ec != std::errc{} || end != p->data() + p->size())
+            throw engine_error(error_kind::user,
+                               "invalid integer for parameter $"
+                                 + std::to_string(i) + ": "" + *p + """);
+          ok = duckdb_bind_int64(prepared, i, v);
+          break;
+        }
+        default:
+          // DuckDB casts from VARCHAR to what the placeholder needs.
+          ok = duckdb_bind_varchar_length(prepared, i, p->data(), p->size());
+      }
+    }
+    if (ok != DuckDBSuccess)
+      throw engine_error(error_kind::user,
+                         "cannot bind parameter $" + std::to_string(i));
+  }
+}
+
 // -- cursor, connection, database --------------------------------------------
 
 class duckdb_cursor : public cursor {
@@ -503,7 +548,10 @@ public:
   duckdb_connection_impl(const duckdb_connection_impl&) = delete;
   duckdb_connection_impl& operator=(const duckdb_connection_impl&) = delete;
 
-  std::unique_ptr<cursor> execute(const std::string& sql) override {
+  using connection::execute;
+
+  std::unique_ptr<cursor> execute(const std::string& sql,
+                                  const parameters& params) override {
     flag_->store(false);
     duckdb_extracted_statements stmts = nullptr;
     auto count = duckdb_extract_statements(con_, sql.c_str(), &stmts);
@@ -516,7 +564,7 @@ public:
     std::unique_ptr<cursor> last;
     try {
       for (idx_t i = 0; i < count; ++i)
-        last = run(stmts, i);
+        last = run(stmts, i, i + 1 == count ? params : parameters{});
     } catch (...) {
       duckdb_destroy_extracted(&stmts);
       throw;
@@ -535,13 +583,20 @@ public:
   }
 
 private:
-  std::unique_ptr<cursor> run(duckdb_extracted_statements stmts, idx_t i) {
+  std::unique_ptr<cursor> run(duckdb_extracted_statements stmts, idx_t i,
+                              const parameters& params) {
     duckdb_prepared_statement prepared = nullptr;
     if (duckdb_prepare_extracted_statement(con_, stmts, i, &prepared)
         != DuckDBSuccess) {
       std::string msg = duckdb_prepare_error(prepared);
       duckdb_destroy_prepare(&prepared);
       throw engine_error(classify(msg.c_str(), DUCKDB_ERROR_INVALID), msg);
+    }
+    try {
+      bind_parameters(prepared, params);
+    } catch (...) {
+      duckdb_destroy_prepare(&prepared);
+      throw;
     }
     duckdb_pending_result pending = nullptr;
     duckdb_result result{};

@@ -45,12 +45,22 @@ public:
   }
 };
 
+/// Values for $1, $2, ... in their text form; nullopt is NULL.
+using parameters = std::vector<std::optional<std::string>>;
+
 class connection {
 public:
   virtual ~connection() = default;
 
   /// Runs one statement (or several, streaming the last one's rows).
-  virtual std::unique_ptr<cursor> execute(const std::string& sql) = 0;
+  /// Parameters bind to the placeholders of the last statement.
+  virtual std::unique_ptr<cursor> execute(const std::string& sql,
+                                          const parameters& params)
+    = 0;
+
+  std::unique_ptr<cursor> execute(const std::string& sql) {
+    return execute(sql, {});
+  }
 
   /// Stops the running statement. Safe to call from any thread.
   virtual void interrupt() = 0;

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <thread>
 
 namespace qf::engines {
@@ -195,7 +196,10 @@ public:
   sqlite_connection(const sqlite_connection&) = delete;
   sqlite_connection& operator=(const sqlite_connection&) = delete;
 
-  std::unique_ptr<cursor> execute(const std::string& sql) override {
+  using connection::execute;
+
+  std::unique_ptr<cursor> execute(const std::string& sql,
+                                  const parameters& params) override {
     interrupted_.store(false);
     const char* tail = sql.c_str();
     const char* end = tail + sql.size();
@@ -210,6 +214,8 @@ public:
       if (!stmt)
         continue; // whitespace or a comment
       last.reset(); // an earlier statement's rows are not streamed
+      if (tail >= end)
+        bind(stmt, params);
       auto first = sqlite3_step(stmt);
       if (first != SQLITE_ROW && first != SQLITE_DONE) {
         std::string msg = sqlite3_errmsg(db_);
@@ -231,6 +237,29 @@ public:
   }
 
 private:
+  /// Binds $n (or ?n, or plain ?) placeholders to params[n - 1].
+  void bind(sqlite3_stmt* stmt, const parameters& params) {
+    auto count = sqlite3_bind_parameter_count(stmt);
+    for (int i = 1; i <= count; ++i) {
+      const char* name = sqlite3_bind_parameter_name(stmt, i);
+      size_t index = static_cast<size_t>(i);
+      if (name && name[0] != '\0' && name[1] != '\0')
+        index = std::strtoul(name + 1, nullptr, 10);
+      if (index == 0 || index > params.size()) {
+        sqlite3_finalize(stmt);
+        throw engine_error(error_kind::user,
+                           "no value for parameter "
+                             + std::string{name ? name : "?"});
+      }
+      const auto& p = params[index - 1];
+      if (p)
+        sqlite3_bind_text(stmt, i, p->data(), static_cast<int>(p->size()),
+                          SQLITE_TRANSIENT);
+      else
+        sqlite3_bind_null(stmt, i);
+    }
+  }
+
   std::shared_ptr<const void> owner_;
   sqlite3* db_ = nullptr;
   std::atomic<bool> interrupted_{false};

@@ -92,6 +92,13 @@ struct statement_result {
   result_batch first;
 };
 
+/// What a connection actor runs: SQL and the values of its placeholders.
+struct statement_request {
+  std::string sql;
+  engines::parameters params;
+  uint32_t max_rows = 4096; // of the first batch
+};
+
 /// What a wire-protocol session gets from a statement: rows as they come,
 /// the columns with every page, done after the last one, or an error
 /// (Trino's error code, which each frontend maps onto its own codes).
@@ -161,6 +168,7 @@ struct history_filter {
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::admission)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::conn_lease)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::result_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::trino_respond)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_page)

@@ -39,12 +39,13 @@ caf::behavior connection_actor(caf::stateful_actor<connection_state>* self,
                                std::shared_ptr<engines::connection> conn) {
   self->state.conn = std::move(conn);
   return {
-    [self](atom::execute, const std::string& sql, uint32_t max_rows) {
+    [self](atom::execute, const statement_request& req) {
       auto& st = self->state;
       st.cursor.reset();
       return guarded([&] {
-        st.cursor = st.conn->execute(sql);
-        statement_result out{st.cursor->columns(), next_batch(st, max_rows)};
+        st.cursor = st.conn->execute(req.sql, req.params);
+        statement_result out{st.cursor->columns(),
+                             next_batch(st, req.max_rows)};
         return out;
       });
     },

@@ -19,7 +19,7 @@ struct connection_state {
 };
 
 /// Handlers:
-/// - (execute, sql, uint32_t max_rows) -> statement_result;
+/// - (execute, statement_request) -> statement_result;
 /// - (fetch, uint32_t max_rows) -> result_batch;
 /// - (close): drops the open cursor.
 caf::behavior connection_actor(caf::stateful_actor<connection_state>* self,

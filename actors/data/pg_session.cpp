@@ -57,8 +57,13 @@ void fetch(self_ptr self) {
           return;
         }
         if (!st.columns_sent && (!page.columns.empty() || page.done)) {
-          s.columns(page.columns);
           st.columns_sent = true;
+          if (!s.columns(page.columns)) { // refused; the session answered
+            self->send(st.statement, atom::cancel::value, false);
+            st.statement = nullptr;
+            pump(self);
+            return;
+          }
         }
         if (page.rows.rows() > 0)
           s.rows(page.rows);
@@ -79,13 +84,14 @@ void fetch(self_ptr self) {
       });
 }
 
-void run(self_ptr self, std::string sql) {
+void run(self_ptr self, std::string sql, engines::parameters values) {
   auto& st = self->state;
   const auto& params = st.session->startup_params();
   trino_query_spec spec;
   spec.ticket = st.node->next_ticket.fetch_add(1);
   spec.id = "pg_" + std::to_string(spec.ticket);
   spec.sql = std::move(sql);
+  spec.params = std::move(values);
   spec.protocol = config::protocol::postgres_wire;
   spec.session.user = params.count("user") ? params.at("user") : "";
   spec.session.catalog = params.count("database") ? params.at("database") : "";
@@ -112,7 +118,7 @@ void handle(self_ptr self, pgwire::session_event& ev) {
     st.node->wire_sessions->add(st.cancel_key, self);
     st.session->accept();
   } else if (auto* run_ev = std::get_if<pgwire::run_event>(&ev)) {
-    run(self, std::move(run_ev->sql));
+    run(self, std::move(run_ev->sql), std::move(run_ev->params));
   } else if (auto* c = std::get_if<pgwire::cancel_event>(&ev)) {
     auto key = std::to_string(c->process_id) + ":"
                + std::to_string(c->secret_key);

@@ -201,7 +201,8 @@ void execute(self_ptr self) {
   state.conn_busy = state.fetching = true;
   self
     ->request(state.lease->actor, caf::infinite, atom::execute::value,
-              state.spec.sql, state.node->trino.max_page_rows)
+              statement_request{state.spec.sql, state.spec.params,
+                                state.node->trino.max_page_rows})
     .then(
       [self](statement_result& r) {
         auto& st = self->state;

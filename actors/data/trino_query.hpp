@@ -22,6 +22,7 @@ struct trino_query_spec {
   std::string id;
   uint64_t ticket = 0;
   std::string sql;
+  engines::parameters params; // for $1, $2... (wire protocols)
   trino::client_session session;
   /// The frontend it came through: routing, history and metrics use it.
   config::protocol protocol = config::protocol::trino_http;

@@ -182,6 +182,85 @@ bool binary_value(const sql_type& t, const std::string& v, std::string& out) {
   }
 }
 
+bool has_binary_format(const sql_type& t) {
+  switch (t.id) {
+    case type_id::boolean:
+    case type_id::tinyint:
+    case type_id::smallint:
+    case type_id::integer:
+    case type_id::bigint:
+    case type_id::real:
+    case type_id::double_precision:
+    case type_id::varchar:
+    case type_id::varbinary:
+    case type_id::json:
+    case type_id::unknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::optional<std::string> binary_param_to_text(uint32_t oid,
+                                                std::string_view bytes) {
+  byte_reader r{bytes};
+  auto exact = [&](size_t n) { return bytes.size() == n; };
+  switch (oid) {
+    case 16: // bool
+      if (!exact(1))
+        return std::nullopt;
+      return bytes[0] ? "true" : "false";
+    case 21: // int2
+      if (!exact(2))
+        return std::nullopt;
+      return std::to_string(*r.be_i16());
+    case 23: // int4
+      if (!exact(4))
+        return std::nullopt;
+      return std::to_string(*r.be_i32());
+    case 20: { // int8
+      if (!exact(8))
+        return std::nullopt;
+      auto hi = static_cast<uint64_t>(*r.be_u32());
+      auto lo = static_cast<uint64_t>(*r.be_u32());
+      return std::to_string(static_cast<int64_t>((hi << 32) | lo));
+    }
+    case 700: { // float4
+      if (!exact(4))
+        return std::nullopt;
+      auto bits = *r.be_u32();
+      float f = 0;
+      std::memcpy(&f, &bits, 4);
+      char buf[32];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), f);
+      return std::string(buf, end);
+    }
+    case 701: { // float8
+      if (!exact(8))
+        return std::nullopt;
+      auto hi = static_cast<uint64_t>(*r.be_u32());
+      auto lo = static_cast<uint64_t>(*r.be_u32());
+      auto bits = (hi << 32) | lo;
+      double d = 0;
+      std::memcpy(&d, &bits, 8);
+      char buf[32];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d);
+      return std::string(buf, end);
+    }
+    case 0:    // unspecified: clients send text-like bytes
+    case 17:   // bytea
+    case 19:   // name
+    case 25:   // text
+    case 114:  // json
+    case 705:  // unknown
+    case 1042: // bpchar
+    case 1043: // varchar
+      return std::string{bytes};
+    default:
+      return std::nullopt;
+  }
+}
+
 void authentication_ok(std::string& out) {
   auto at = begin(out, 'R');
   put_be_u32(out, 0);

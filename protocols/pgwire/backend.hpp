@@ -5,6 +5,7 @@
 #include "protocols/common/rows.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,14 @@ std::string text_value(const sql_type& t, const std::string& canonical);
 /// here (the caller then refuses the format).
 bool binary_value(const sql_type& t, const std::string& canonical,
                   std::string& out);
+
+/// Whether binary_value can encode cells of this type.
+bool has_binary_format(const sql_type& t);
+
+/// A binary-format parameter of the given type OID in its text form;
+/// nullopt for malformed bytes or types without a binary decoder here.
+std::optional<std::string> binary_param_to_text(uint32_t oid,
+                                                std::string_view bytes);
 
 /// Fields of an ErrorResponse or NoticeResponse.
 struct error_fields {

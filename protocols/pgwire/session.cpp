@@ -125,6 +125,7 @@ void server_session::process() {
     }
     if (std::holds_alternative<pgwire::sync>(*msg)) {
       skip_to_sync_ = false;
+      portals_.erase("");
       send_ready();
       continue;
     }
@@ -138,11 +139,183 @@ void server_session::process() {
       protocol_violation("unexpected password message");
       return;
     }
-    // Parse, Bind, Describe, Execute, Close: the extended protocol.
-    error_response(out_, error("0A000", "the extended query protocol is not "
-                                        "supported yet; use simple queries"));
-    skip_to_sync_ = true;
+    handle_extended(*msg);
   }
+}
+
+void server_session::extended_error(const error_fields& e) {
+  error_response(out_, e);
+  skip_to_sync_ = true; // PostgreSQL ignores the batch up to Sync
+  if (in_transaction_)
+    transaction_failed_ = true;
+}
+
+void server_session::handle_extended(message& msg) {
+  if (auto* p = std::get_if<parse>(&msg)) {
+    handle_parse(*p);
+  } else if (auto* b = std::get_if<bind>(&msg)) {
+    handle_bind(*b);
+  } else if (auto* d = std::get_if<describe>(&msg)) {
+    handle_describe(*d);
+  } else if (auto* e = std::get_if<execute>(&msg)) {
+    handle_execute(e->portal, false);
+  } else if (auto* c = std::get_if<pgwire::close>(&msg)) {
+    if (c->kind == 'S')
+      statements_.erase(c->name);
+    else
+      portals_.erase(c->name);
+    close_complete(out_);
+  }
+}
+
+void server_session::handle_parse(parse& p) {
+  if (!p.statement.empty() && statements_.count(p.statement)) {
+    extended_error(error("42P05", "prepared statement \"" + p.statement
+                                    + "\" already exists"));
+    return;
+  }
+  if (sql::split_statements(p.sql).size() > 1) {
+    extended_error(error("42601", "cannot insert multiple commands into a "
+                                  "prepared statement"));
+    return;
+  }
+  statements_[p.statement] = {std::move(p.sql), std::move(p.param_types)};
+  parse_complete(out_);
+}
+
+void server_session::handle_bind(bind& b) {
+  auto stmt = statements_.find(b.statement);
+  if (stmt == statements_.end()) {
+    extended_error(error("26000", "prepared statement \"" + b.statement
+                                    + "\" does not exist"));
+    return;
+  }
+  const auto& formats = b.param_formats;
+  if (formats.size() > 1 && formats.size() != b.params.size()) {
+    extended_error(error("08P01", "bind message has "
+                                    + std::to_string(formats.size())
+                                    + " parameter formats but "
+                                    + std::to_string(b.params.size())
+                                    + " parameters"));
+    return;
+  }
+  portal p{stmt->second.sql, std::move(b.params), std::move(b.result_formats)};
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    auto format = formats.empty() ? 0 : formats.size() == 1 ? formats[0]
+                                                            : formats[i];
+    if (format == 0 || !p.params[i])
+      continue;
+    auto oid = i < stmt->second.param_types.size()
+                 ? stmt->second.param_types[i]
+                 : 0;
+    auto text = binary_param_to_text(oid, *p.params[i]);
+    if (!text) {
+      extended_error(error("22P03", "cannot read binary parameter $"
+                                      + std::to_string(i + 1) + " of type "
+                                      + std::to_string(oid)));
+      return;
+    }
+    p.params[i] = std::move(*text);
+  }
+  portals_[b.portal] = std::move(p);
+  bind_complete(out_);
+}
+
+void server_session::handle_describe(const describe& d) {
+  if (d.kind == 'S') {
+    auto stmt = statements_.find(d.name);
+    if (stmt == statements_.end()) {
+      extended_error(error("26000", "prepared statement \"" + d.name
+                                      + "\" does not exist"));
+      return;
+    }
+    // Declared types are echoed; undeclared ones are announced as text,
+    // which every client may send. Columns are known only once it runs.
+    std::vector<uint32_t> types = stmt->second.param_types;
+    types.resize(std::max(types.size(),
+                          sql::highest_placeholder(stmt->second.sql)));
+    for (auto& t : types)
+      if (t == 0)
+        t = 25;
+    parameter_description(out_, types);
+    no_data(out_);
+    return;
+  }
+  if (!portals_.count(d.name)) {
+    extended_error(error("34000", "portal \"" + d.name
+                                    + "\" does not exist"));
+    return;
+  }
+  // Columns come from running it: with the Execute that nearly always
+  // follows, the two are answered by one run.
+  handle_execute(d.name, true);
+}
+
+bool server_session::next_is_execute_of(const std::string& portal_name) {
+  frame f;
+  auto r = next_frame(in_, false, opts_.max_message, f);
+  if (r.status != decode_status::ok || f.tag != 'E')
+    return false;
+  auto msg = parse_message(f);
+  auto* e = msg ? std::get_if<execute>(&*msg) : nullptr;
+  if (!e || e->portal != portal_name)
+    return false;
+  in_.erase(0, r.consumed);
+  return true;
+}
+
+void server_session::handle_execute(const std::string& portal_name,
+                                    bool describe_first) {
+  auto p = portals_.find(portal_name);
+  if (p == portals_.end()) {
+    extended_error(error("34000", "portal \"" + portal_name
+                                    + "\" does not exist"));
+    return;
+  }
+  bool execute_too = !describe_first || next_is_execute_of(portal_name);
+  current_ = p->second.sql;
+  current_columns_.clear();
+  rows_sent_ = 0;
+  dml_count_.reset();
+  result_formats_ = p->second.result_formats;
+  if (sql::split_statements(current_).empty()) {
+    if (describe_first)
+      no_data(out_);
+    if (execute_too)
+      empty_query_response(out_);
+    return;
+  }
+  if (transaction_failed_) {
+    auto kw = sql::leading_keyword(current_);
+    if (kw != "ROLLBACK" && kw != "COMMIT" && kw != "END" && kw != "ABORT") {
+      extended_error(error("25P02", "current transaction is aborted, "
+                                    "commands ignored until end of "
+                                    "transaction block"));
+      return;
+    }
+  }
+  extended_ = true;
+  send_description_ = describe_first;
+  send_rows_ = execute_too;
+  state_ = state::running;
+  if (local_statement(current_)) {
+    if (describe_first)
+      no_data(out_);
+    if (execute_too)
+      run_locally(current_);
+    if (state_ == state::running) // run_locally may have failed it
+      finish_extended();
+    return;
+  }
+  events_.push_back(run_event{current_, p->second.params});
+}
+
+void server_session::finish_extended() {
+  extended_ = false;
+  send_description_ = send_rows_ = true;
+  result_formats_.clear();
+  state_ = state::idle;
+  process();
 }
 
 void server_session::handle_startup(std::string_view body) {
@@ -236,12 +409,13 @@ void server_session::next_statement() {
         return;
       }
     }
-    if (run_locally(current_)) {
+    if (local_statement(current_)) {
+      run_locally(current_);
       if (state_ != state::running)
         return; // it failed, and fail() answered the query
       continue;
     }
-    events_.push_back(run_event{current_});
+    events_.push_back(run_event{current_, {}});
     return; // the driver reports; complete() or fail() continues
   }
   state_ = state::idle;
@@ -251,18 +425,27 @@ void server_session::next_statement() {
 
 /// Statements about the session itself never reach an engine: connections
 /// there are pooled, so SET would leak into other clients' queries.
-bool server_session::run_locally(const std::string& sql) {
+bool server_session::local_statement(const std::string& sql) {
+  auto kw = sql::leading_keyword(sql);
+  for (auto k : {"BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SET",
+                 "SHOW", "DISCARD", "RESET", "DEALLOCATE"})
+    if (kw == k)
+      return true;
+  return false;
+}
+
+void server_session::run_locally(const std::string& sql) {
   auto kw = sql::leading_keyword(sql);
   if (kw == "BEGIN" || kw == "START") {
     in_transaction_ = true;
     command_complete(out_, kw == "BEGIN" ? "BEGIN" : "START TRANSACTION");
-    return true;
+    return;
   }
   if (kw == "COMMIT" || kw == "END" || kw == "ROLLBACK" || kw == "ABORT") {
     bool rollback = kw == "ROLLBACK" || kw == "ABORT" || transaction_failed_;
     in_transaction_ = transaction_failed_ = false;
     command_complete(out_, rollback ? "ROLLBACK" : "COMMIT");
-    return true;
+    return;
   }
   if (kw == "SET") {
     auto [name, value] = parse_set(sql);
@@ -285,7 +468,7 @@ bool server_session::run_locally(const std::string& sql) {
     if (!name.empty())
       settings_[name] = value;
     command_complete(out_, "SET");
-    return true;
+    return;
   }
   if (kw == "SHOW") {
     auto name = sql::leading_keywords(sql, 2);
@@ -303,7 +486,7 @@ bool server_session::run_locally(const std::string& sql) {
     if (!value) {
       fail(error("42704", "unrecognized configuration parameter \"" + name
                             + "\""));
-      return true;
+      return;
     }
     std::vector<column> cols{{name, {type_id::varchar}}};
     row_batch one;
@@ -312,28 +495,44 @@ bool server_session::run_locally(const std::string& sql) {
     row_description(out_, cols, {});
     data_rows(out_, cols, {}, one, 0, 1);
     command_complete(out_, "SHOW");
-    return true;
+    return;
   }
   if (kw == "DISCARD" || kw == "RESET" || kw == "DEALLOCATE") {
     command_complete(out_, sql::leading_keywords(sql, 2));
-    return true;
   }
-  return false;
 }
 
-void server_session::columns(const std::vector<column>& cols) {
+bool server_session::columns(const std::vector<column>& cols) {
   if (state_ != state::running)
-    return;
+    return false;
   auto kw = sql::leading_keyword(current_);
   // DuckDB answers DML and DDL with one "Count" column; PostgreSQL clients
   // expect a command tag and no rows.
   if (!returns_rows(kw) && cols.size() == 1 && cols[0].name == "Count") {
     dml_count_ = 0;
-    return;
+    if (send_description_ && extended_)
+      no_data(out_);
+    return true;
+  }
+  for (size_t i = 0; i < cols.size(); ++i) {
+    auto f = result_formats_.empty()       ? 0
+             : result_formats_.size() == 1 ? result_formats_[0]
+             : i < result_formats_.size()  ? result_formats_[i]
+                                           : 0;
+    if (f == 1 && !has_binary_format(cols[i].type)) {
+      fail(error("0A000", "binary format is not supported for column \""
+                            + cols[i].name + "\""));
+      return false;
+    }
   }
   current_columns_ = cols;
-  if (!cols.empty())
-    row_description(out_, cols, {});
+  if (send_description_) {
+    if (!cols.empty())
+      row_description(out_, cols, result_formats_);
+    else if (extended_)
+      no_data(out_); // the simple protocol sends nothing for no columns
+  }
+  return true;
 }
 
 void server_session::rows(const row_batch& batch) {
@@ -344,9 +543,9 @@ void server_session::rows(const row_batch& batch) {
       dml_count_ = std::stoll(*batch.at(0, 0));
     return;
   }
-  if (current_columns_.empty())
+  if (current_columns_.empty() || !send_rows_)
     return;
-  data_rows(out_, current_columns_, {}, batch, 0, batch.rows());
+  data_rows(out_, current_columns_, result_formats_, batch, 0, batch.rows());
   rows_sent_ += static_cast<int64_t>(batch.rows());
 }
 
@@ -364,6 +563,12 @@ void server_session::complete(int64_t affected_rows) {
     tag = "SELECT " + std::to_string(rows_sent_);
   else
     tag = sql::leading_keywords(current_, 2);
+  if (extended_) {
+    if (send_rows_)
+      command_complete(out_, tag);
+    finish_extended();
+    return;
+  }
   finish_statement(std::move(tag));
 }
 
@@ -375,6 +580,11 @@ void server_session::finish_statement(std::string tag) {
 void server_session::fail(const error_fields& e) {
   if (state_ != state::running)
     return;
+  if (extended_) {
+    extended_error(e);
+    finish_extended();
+    return;
+  }
   error_response(out_, e);
   pending_.clear(); // an error ends the whole simple query
   if (in_transaction_)

@@ -5,6 +5,7 @@
 
 #include "protocols/common/rows.hpp"
 #include "protocols/pgwire/backend.hpp"
+#include "protocols/pgwire/frontend.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -33,6 +34,7 @@ struct startup_event {
 /// complete() or fail().
 struct run_event {
   std::string sql;
+  std::vector<std::optional<std::string>> params; // $1... as text
 };
 
 /// A CancelRequest: the driver cancels that session's statement. This
@@ -71,7 +73,9 @@ public:
 
   void accept();
   void reject(const error_fields& e);
-  void columns(const std::vector<column>& cols);
+  /// Returns false when the statement was refused (its result cannot be
+  /// encoded): the driver then cancels it and reports nothing more.
+  bool columns(const std::vector<column>& cols);
   void rows(const row_batch& batch);
   void complete(int64_t affected_rows);
   void fail(const error_fields& e);
@@ -79,11 +83,31 @@ public:
 private:
   enum class state { startup, awaiting_accept, idle, running, closing };
 
+  struct prepared_statement {
+    std::string sql;
+    std::vector<uint32_t> param_types;
+  };
+
+  struct portal {
+    std::string sql;
+    std::vector<std::optional<std::string>> params;
+    std::vector<int16_t> result_formats;
+  };
+
   void process();
+  void handle_extended(message& msg);
+  void handle_parse(parse& p);
+  void handle_bind(bind& b);
+  void handle_describe(const describe& d);
+  void handle_execute(const std::string& portal_name, bool describe_first);
+  void extended_error(const error_fields& e);
+  bool next_is_execute_of(const std::string& portal_name);
   void handle_startup(std::string_view body);
   void handle_query(std::string sql);
   void next_statement();
-  bool run_locally(const std::string& sql);
+  static bool local_statement(const std::string& sql);
+  void run_locally(const std::string& sql);
+  void finish_extended();
   void finish_statement(std::string tag);
   void protocol_violation(const char* what);
   char transaction_status() const;
@@ -107,6 +131,15 @@ private:
   bool in_transaction_ = false;
   bool transaction_failed_ = false;
   bool skip_to_sync_ = false; // after an error in an extended batch
+
+  // The extended protocol: named (and unnamed "") statements and portals,
+  // and how the running statement answers.
+  std::map<std::string, prepared_statement> statements_;
+  std::map<std::string, portal> portals_;
+  bool extended_ = false;        // the running statement came from Execute
+  bool send_description_ = true; // RowDescription (simple query, Describe)
+  bool send_rows_ = true;        // false for a Describe without Execute
+  std::vector<int16_t> result_formats_;
 };
 
 } // namespace qf::pgwire

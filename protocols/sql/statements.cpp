@@ -2,6 +2,7 @@
 // are, so that semicolons and keywords inside them are not mistaken.
 #include "protocols/sql/statements.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 namespace qf::sql {
@@ -105,6 +106,31 @@ std::string leading_keywords(std::string_view statement, size_t count) {
       out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
   return out;
+}
+
+size_t highest_placeholder(std::string_view s) {
+  size_t highest = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    char c = s[i];
+    if (c == '\'' || c == '"') {
+      i = skip_quoted(s, i, c);
+    } else if (s.substr(i, 2) == "--" || s.substr(i, 2) == "/*") {
+      i = skip_noise(s, i);
+    } else if (c == '$' && i + 1 < s.size()
+               && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+      size_t n = 0;
+      for (++i; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]));
+           ++i)
+        n = std::min<size_t>(n * 10 + static_cast<size_t>(s[i] - '0'), 65535);
+      highest = std::max(highest, n);
+    } else if (c == '$') {
+      i = skip_dollar(s, i);
+    } else {
+      ++i;
+    }
+  }
+  return highest;
 }
 
 std::string leading_keyword(std::string_view statement) {

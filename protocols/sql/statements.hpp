@@ -19,4 +19,7 @@ std::string leading_keyword(std::string_view statement);
 /// The first two keywords ("CREATE TABLE", "SET", "BEGIN").
 std::string leading_keywords(std::string_view statement, size_t count);
 
+/// The highest $n placeholder outside strings and comments; 0 if none.
+size_t highest_placeholder(std::string_view statement);
+
 } // namespace qf::sql

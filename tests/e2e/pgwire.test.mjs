@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { startGateway, config } from './support/gateway.mjs';
+import { startGateway, config, writeConfig } from './support/gateway.mjs';
 
 const PG_PORT = 23432;
 
@@ -91,8 +91,15 @@ test('node-postgres: rows, types, errors with their SQLSTATE', async (t) => {
   await c.query("SET application_name = 'report'");
   const shown = await c.query('SHOW application_name');
   assert.equal(shown.rows[0].application_name, 'report');
-  // Parameters need the extended protocol, which this build refuses clearly.
-  await assert.rejects(c.query('SELECT $1::INTEGER AS x', [5]), (e) => e.code === '0A000');
+  // Parameters travel over the extended protocol.
+  const param = await c.query('SELECT $1::INTEGER + 1 AS x, $2::VARCHAR AS s, $3::VARCHAR AS n', [41, 'it\'s', null]);
+  assert.deepEqual(param.rows, [{ x: 42, s: "it's", n: null }]);
+  const named = { name: 'by_id', text: 'SELECT s FROM t WHERE i = $1' };
+  for (const i of [1, 3, 1]) {
+    const r = await c.query({ ...named, values: [i] });
+    assert.deepEqual(r.rows, [{ s: `row ${i}` }]);
+  }
+  await assert.rejects(c.query('SELECT $1::INTEGER', ['not a number']), (e) => e.code === '42000');
   const after = await c.query('SELECT count(*) AS n FROM t');
   assert.equal(Number(after.rows[0].n), 5);
 
@@ -103,6 +110,22 @@ test('node-postgres: rows, types, errors with their SQLSTATE', async (t) => {
   assert.equal(rec.user, 'alice');
   assert.equal(rec.status, 'Success');
   assert.equal(rec.clusterName, 'duck');
+});
+
+test('pgbench runs a parameterized script in simple, extended and prepared modes', async (t) => {
+  const ports = { trino: 23180, admin: 23181, pg: PG_PORT + 8 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  const { file } = writeConfig('\\set aid random(0, 4)\nSELECT i, s FROM t WHERE i = :aid;\n', 'select.sql');
+  for (const mode of ['simple', 'extended', 'prepared']) {
+    const r = spawnSync('pgbench', ['-n', '-h', '127.0.0.1', '-p', String(ports.pg), '-U', 'alice',
+      '-f', file, '-M', mode, '-c', '2', '-j', '2', '-t', '50', 'demo'], { encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, `${mode}: ${r.stderr}`);
+    assert.match(r.stdout, /number of transactions actually processed: 100\/100/, mode);
+    assert.match(r.stdout, /number of failed transactions: 0/, mode);
+  }
+  const { total } = await gw.history({ search: 'FROM t WHERE i =', limit: '1' });
+  assert.equal(total, 300);
 });
 
 test('a large result streams through node-postgres', async (t) => {

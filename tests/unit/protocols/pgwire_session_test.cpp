@@ -234,21 +234,142 @@ TEST(pgwire_session, pipelined_queries_are_answered_in_order) {
   EXPECT_EQ(std::get<run_event>(*s.next_event()).sql, "SELECT 2");
 }
 
-TEST(pgwire_session, extended_protocol_is_refused_until_sync) {
-  auto s = started();
-  std::string parse_msg(1, 'P');
+namespace {
+
+std::string tagged(char tag, const std::string& body) {
+  std::string out(1, tag);
+  put_be_u32(out, static_cast<uint32_t>(body.size() + 4));
+  return out + body;
+}
+
+std::string parse_msg(const std::string& name, const std::string& sql,
+                      std::vector<uint32_t> types = {}) {
   std::string body;
-  put_cstring(body, "");
-  put_cstring(body, "SELECT 1");
-  put_be_u16(body, 0);
-  put_be_u32(parse_msg, static_cast<uint32_t>(body.size() + 4));
-  parse_msg += body;
-  std::string sync_msg(1, 'S');
-  put_be_u32(sync_msg, 4);
-  s.feed(parse_msg + parse_msg + sync_msg);
+  put_cstring(body, name);
+  put_cstring(body, sql);
+  put_be_u16(body, static_cast<uint16_t>(types.size()));
+  for (auto t : types)
+    put_be_u32(body, t);
+  return tagged('P', body);
+}
+
+std::string bind_msg(const std::string& portal, const std::string& stmt,
+                     const std::vector<std::optional<std::string>>& params,
+                     int16_t param_format = 0, int16_t result_format = 0) {
+  std::string body;
+  put_cstring(body, portal);
+  put_cstring(body, stmt);
+  put_be_u16(body, 1);
+  put_be_u16(body, static_cast<uint16_t>(param_format));
+  put_be_u16(body, static_cast<uint16_t>(params.size()));
+  for (const auto& p : params) {
+    if (!p) {
+      put_be_u32(body, static_cast<uint32_t>(-1));
+      continue;
+    }
+    put_be_u32(body, static_cast<uint32_t>(p->size()));
+    body += *p;
+  }
+  put_be_u16(body, 1);
+  put_be_u16(body, static_cast<uint16_t>(result_format));
+  return tagged('B', body);
+}
+
+std::string describe_msg(char kind, const std::string& name) {
+  std::string body(1, kind);
+  put_cstring(body, name);
+  return tagged('D', body);
+}
+
+std::string execute_msg(const std::string& portal) {
+  std::string body;
+  put_cstring(body, portal);
+  put_be_u32(body, 0);
+  return tagged('E', body);
+}
+
+const std::string sync_msg = tagged('S', "");
+
+} // namespace
+
+TEST(pgwire_session, extended_query_runs_once_for_describe_and_execute) {
+  auto s = started();
+  s.feed(parse_msg("", "SELECT $1::INTEGER AS x") + bind_msg("", "", {"5"})
+         + describe_msg('P', "") + execute_msg("") + sync_msg);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  auto& run = std::get<run_event>(*ev);
+  EXPECT_EQ(run.sql, "SELECT $1::INTEGER AS x");
+  ASSERT_EQ(run.params.size(), 1u);
+  EXPECT_EQ(run.params[0], "5");
+  EXPECT_FALSE(s.next_event()); // one run answers both
+  EXPECT_TRUE(s.columns({{"x", {type_id::integer}}}));
+  s.rows(one_row("5"));
+  s.complete(-1);
   auto out = s.take_output();
-  EXPECT_EQ(tags(out), "EZ");
+  EXPECT_EQ(tags(out), "12TDCZ");
+  EXPECT_EQ(completions(out), std::vector<std::string>{"SELECT 1"});
+}
+
+TEST(pgwire_session, named_statements_are_reused_and_binary_params_read) {
+  auto s = started();
+  s.feed(parse_msg("q", "SELECT $1 + 1 AS y", {23}) + sync_msg);
+  EXPECT_EQ(tags(s.take_output()), "1Z");
+  std::string four;
+  put_be_u32(four, 41);
+  s.feed(bind_msg("", "q", {four}, /*param_format=*/1, /*result_format=*/1)
+         + execute_msg("") + sync_msg);
+  auto run = std::get<run_event>(*s.next_event());
+  EXPECT_EQ(run.params[0], "41"); // binary int4 read as text
+  EXPECT_TRUE(s.columns({{"y", {type_id::integer}}}));
+  s.rows(one_row("42"));
+  s.complete(-1);
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "2DCZ"); // Execute without Describe: no RowDescription
+  // The row went out in binary, as the client asked.
+  EXPECT_NE(out.find(std::string("\0\0\0\4\0\0\0\x2a", 8)), std::string::npos);
+  // A second Parse of the same name is an error.
+  s.feed(parse_msg("q", "SELECT 1") + sync_msg);
+  EXPECT_NE(s.take_output().find("C42P05"), std::string::npos);
+}
+
+TEST(pgwire_session, an_extended_error_skips_to_sync) {
+  auto s = started();
+  s.feed(bind_msg("", "missing", {}) + execute_msg("") + parse_msg("", "SELECT 1")
+         + sync_msg);
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "EZ"); // nothing after the error until Sync
+  EXPECT_NE(out.find("C26000"), std::string::npos);
+  EXPECT_FALSE(s.next_event());
+  // An engine error inside a batch does the same.
+  s.feed(parse_msg("", "SELECT broken") + bind_msg("", "", {}) + execute_msg("")
+         + sync_msg);
+  s.next_event();
+  s.fail({"ERROR", "42703", "no such column", ""});
+  EXPECT_EQ(tags(s.take_output()), "12EZ");
+}
+
+TEST(pgwire_session, describe_statement_announces_parameters) {
+  auto s = started();
+  s.feed(parse_msg("d", "SELECT $1, $2 WHERE '$9' = $2", {23}) + describe_msg('S', "d")
+         + sync_msg);
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "1tnZ");
+  // int4 as declared, then text for the undeclared $2; '$9' is a string.
+  EXPECT_NE(out.find(std::string("\0\2\0\0\0\x17\0\0\0\x19", 10)),
+            std::string::npos);
+}
+
+TEST(pgwire_session, binary_results_for_unsupported_types_are_refused) {
+  auto s = started();
+  s.feed(parse_msg("", "SELECT DATE '2024-01-01' AS d")
+         + bind_msg("", "", {}, 0, /*result_format=*/1) + execute_msg("")
+         + sync_msg);
+  s.next_event();
+  EXPECT_FALSE(s.columns({{"d", {type_id::date}}}));
+  auto out = s.take_output();
   EXPECT_NE(out.find("C0A000"), std::string::npos);
+  EXPECT_EQ(out.back(), 'I');
 }
 
 TEST(pgwire_session, garbage_is_a_fatal_protocol_violation) {
