@@ -17,6 +17,7 @@ find_package(spdlog REQUIRED)
 find_package(prometheus-cpp CONFIG REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(SQLite3 REQUIRED)
+find_package(PostgreSQL REQUIRED)
 
 find_path(DUCKDB_INCLUDE_DIR duckdb.h HINTS "${QF_DUCKDB_ROOT}/include" REQUIRED)
 find_library(DUCKDB_LIBRARY duckdb HINTS "${QF_DUCKDB_ROOT}/lib" REQUIRED)

@@ -14,7 +14,7 @@ packages=(
   prometheus-cpp-dev libssl-dev libgtest-dev libgmock-dev libyaml-cpp-dev
   libsqlite3-dev libmariadb-dev libre2-dev
   postgresql postgresql-client pgbouncer mariadb-server mariadb-client
-  prometheus nodejs npm
+  prometheus bc nodejs npm
 )
 
 missing=()

@@ -2,6 +2,7 @@
 #include "engines/engine.hpp"
 
 #include "engines/duckdb_engine.hpp"
+#include "engines/postgres_engine.hpp"
 #include "engines/sqlite_engine.hpp"
 
 namespace qf::engines {
@@ -12,6 +13,8 @@ std::shared_ptr<database> open_database(const config::cluster& cfg) {
       return open_duckdb(cfg);
     case config::engine_kind::sqlite:
       return open_sqlite(cfg);
+    case config::engine_kind::postgres:
+      return open_postgres(cfg);
   }
   throw engine_error(error_kind::internal, "unknown engine");
 }

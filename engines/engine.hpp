@@ -17,8 +17,9 @@ enum class error_kind { syntax, user, cancelled, internal };
 /// What an engine throws; the message is safe to show to the client.
 class engine_error : public std::runtime_error {
 public:
-  engine_error(error_kind kind, const std::string& what)
-    : std::runtime_error(what), kind_(kind) {
+  engine_error(error_kind kind, const std::string& what,
+               std::string sqlstate = {})
+    : std::runtime_error(what), kind_(kind), sqlstate_(std::move(sqlstate)) {
     // nop
   }
 
@@ -26,8 +27,14 @@ public:
     return kind_;
   }
 
+  /// The backend's SQLSTATE when it has one (PostgreSQL), else "".
+  const std::string& sqlstate() const {
+    return sqlstate_;
+  }
+
 private:
   error_kind kind_;
+  std::string sqlstate_;
 };
 
 class cursor {

@@ -16,6 +16,19 @@ caf::error make_error(errc code, std::string message) {
                     caf::make_message(std::move(message))};
 }
 
+caf::error make_error(errc code, std::string message, std::string sqlstate) {
+  return caf::error{static_cast<uint8_t>(code), category,
+                    caf::make_message(std::move(message),
+                                      std::move(sqlstate))};
+}
+
+std::string sqlstate_of(const caf::error& err) {
+  const auto& ctx = err.context();
+  if (ctx.match_elements<std::string, std::string>())
+    return ctx.get_as<std::string>(1);
+  return {};
+}
+
 std::optional<errc> code_of(const caf::error& err) {
   if (err.category() != category)
     return std::nullopt;
@@ -24,7 +37,8 @@ std::optional<errc> code_of(const caf::error& err) {
 
 std::string message_of(const caf::error& err) {
   const auto& ctx = err.context();
-  if (ctx.match_elements<std::string>())
+  if (ctx.match_elements<std::string>()
+      || ctx.match_elements<std::string, std::string>())
     return ctx.get_as<std::string>(0);
   return caf::to_string(err);
 }

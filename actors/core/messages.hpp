@@ -58,11 +58,17 @@ enum class errc : uint8_t {
 
 caf::error make_error(errc code, std::string message);
 
+/// An error that also carries the backend's SQLSTATE.
+caf::error make_error(errc code, std::string message, std::string sqlstate);
+
 /// The code of a "qf" error, or nullopt for CAF's own errors.
 std::optional<errc> code_of(const caf::error& err);
 
 /// The human-readable message an error carries.
 std::string message_of(const caf::error& err);
+
+/// The backend SQLSTATE an error carries, or "".
+std::string sqlstate_of(const caf::error& err);
 
 /// Maps an engine failure onto an error code.
 errc from_engine(engines::error_kind kind);
@@ -83,6 +89,7 @@ struct conn_lease {
 struct result_batch {
   row_batch rows;
   bool more = false;
+  int64_t affected = -1; // with the last batch: rows a command changed
 };
 
 /// A started statement: its columns and, to save a round trip, its first
@@ -107,8 +114,10 @@ struct statement_page {
   row_batch rows;
   bool done = false;
   bool failed = false;
+  int64_t affected = -1; // with done: rows a command changed, if known
   std::string error_message;
-  std::string error_name; // e.g. QUERY_QUEUE_FULL
+  std::string error_name;     // e.g. QUERY_QUEUE_FULL
+  std::string error_sqlstate; // the backend's, when it gave one
 };
 
 /// What a Trino HTTP request gets back from a query actor.

@@ -53,7 +53,7 @@ std::optional<conn_lease> cluster_state::take_idle() {
 
 bool cluster_state::give_back(conn_lease& lease) {
   std::lock_guard guard{pool_mtx_};
-  if (idle_.size() >= limit)
+  if (idle_.size() >= pool_size)
     return false;
   idle_.push_back(std::move(lease));
   return true;

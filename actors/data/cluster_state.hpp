@@ -23,10 +23,11 @@ std::string_view to_string(health h);
 
 struct cluster_state {
   cluster_state(std::string name_, std::string engine_type_, uint32_t limit_,
-                bool enabled_)
+                bool enabled_, uint32_t pool_size_ = 0)
     : name(std::move(name_)),
       engine_type(std::move(engine_type_)),
       limit(limit_),
+      pool_size(pool_size_ == 0 ? limit_ : pool_size_),
       enabled(enabled_),
       status(enabled_ ? health::pending : health::unknown) {
     // nop
@@ -36,6 +37,8 @@ struct cluster_state {
   const std::string engine_type;
   /// maxRunningQueries: the cluster's own, else the smallest of its groups'.
   const uint32_t limit;
+  /// Idle connections kept for reuse (poolSize, default: the limit).
+  const uint32_t pool_size;
   std::atomic<bool> enabled;
   std::atomic<health> status;
   std::atomic<uint32_t> running{0};

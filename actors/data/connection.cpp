@@ -13,7 +13,7 @@ auto guarded(F f) -> caf::result<decltype(f())> {
   try {
     return f();
   } catch (const engines::engine_error& e) {
-    return make_error(from_engine(e.kind()), e.what());
+    return make_error(from_engine(e.kind()), e.what(), e.sqlstate());
   } catch (const std::exception& e) {
     return make_error(errc::engine_internal, e.what());
   }
@@ -28,8 +28,10 @@ result_batch next_batch(connection_state& st, uint32_t max_rows) {
     st.cursor.reset();
     throw;
   }
-  if (!out.more)
+  if (!out.more) {
+    out.affected = st.cursor->affected_rows();
     st.cursor.reset();
+  }
   return out;
 }
 

@@ -14,7 +14,7 @@ using self_ptr = caf::stateful_actor<pg_session_state>*;
 constexpr uint32_t rows_per_fetch = 4096;
 
 /// SQLSTATEs for our failures: each refusal has its own.
-std::string sqlstate_of(const std::string& error_name) {
+std::string sqlstate_for(const std::string& error_name) {
   if (error_name == "PERMISSION_DENIED")
     return "42501"; // insufficient_privilege: a routing rule denied it
   if (error_name == "QUERY_QUEUE_FULL")
@@ -51,8 +51,10 @@ void fetch(self_ptr self) {
         auto& s = *st.session;
         if (page.failed) {
           st.statement = nullptr;
-          s.fail({"ERROR", sqlstate_of(page.error_name), page.error_message,
-                  ""});
+          auto code = page.error_sqlstate.empty()
+                        ? sqlstate_for(page.error_name)
+                        : page.error_sqlstate;
+          s.fail({"ERROR", code, page.error_message, ""});
           pump(self);
           return;
         }
@@ -69,7 +71,7 @@ void fetch(self_ptr self) {
           s.rows(page.rows);
         if (page.done) {
           st.statement = nullptr;
-          s.complete(-1);
+          s.complete(page.affected);
           pump(self);
           return;
         }

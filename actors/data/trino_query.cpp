@@ -129,6 +129,7 @@ void fail(self_ptr self, trino::error_code code, std::string message) {
 }
 
 void fail(self_ptr self, const caf::error& err) {
+  self->state.sqlstate = sqlstate_of(err);
   fail(self, trino_code(code_of(err)), message_of(err));
 }
 
@@ -153,6 +154,7 @@ void accept_batch(self_ptr self, result_batch& b) {
   if (b.more)
     fetch_more(self);
   else {
+    st.affected = b.affected;
     st.exhausted = true;
     finish(self);
   }
@@ -367,7 +369,9 @@ void deliver_fetch(self_ptr self) {
   if (st.error) {
     page.error_message = st.error->message;
     page.error_name = st.error->code.name;
+    page.error_sqlstate = st.sqlstate;
   }
+  page.affected = st.affected;
   auto promise = std::move(*st.fetch_waiting);
   st.fetch_waiting.reset();
   bool done = page.done;

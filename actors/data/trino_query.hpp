@@ -60,6 +60,8 @@ struct trino_query_state {
   size_t front_offset = 0; // rows of buffer.front() already served
   size_t buffered_rows = 0;
   int64_t rows = 0;
+  int64_t affected = -1;    // rows a command changed, when the engine says
+  std::string sqlstate;     // the backend's, when it failed with one
   std::optional<trino::query_error> error;
 
   uint64_t served_token = 0;

@@ -63,7 +63,7 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg)
   for (const auto& c : cfg.clusters) {
     auto state = std::make_shared<cluster_state>(
       c.name, std::string{config::to_string(c.engine)},
-      effective_limit(cfg, c), c.enabled);
+      effective_limit(cfg, c), c.enabled, c.pool_size.value_or(0));
     active->clusters.emplace(c.name, state);
   }
   for (const auto& g : cfg.groups) {

@@ -264,18 +264,40 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
     return;
   w.check_keys(n, path,
                {"engine", "databasePath", "enabled", "maxRunningQueries",
-                "initSql", "healthCheckQuery"});
+                "initSql", "healthCheckQuery", "endpoint", "host", "port",
+                "database", "user", "password", "poolSize"});
   std::string engine;
   w.read(n, path, "engine", engine);
   if (engine == "duckDb")
     out.engine = engine_kind::duck_db;
   else if (engine == "sqlite")
     out.engine = engine_kind::sqlite;
+  else if (engine == "postgres")
+    out.engine = engine_kind::postgres;
   else if (engine.empty())
-    w.report(path + ".engine", "missing (duckDb or sqlite)");
+    w.report(path + ".engine", "missing (duckDb, sqlite or postgres)");
   else
-    w.report(path + ".engine",
-             "unknown engine \"" + engine + "\" (duckDb or sqlite)");
+    w.report(path + ".engine", "unknown engine \"" + engine
+                                 + "\" (duckDb, sqlite or postgres)");
+  w.read(n, path, "endpoint", out.endpoint);
+  w.read(n, path, "host", out.host);
+  w.read_port(n, path, out.port);
+  w.read(n, path, "database", out.database);
+  w.read(n, path, "user", out.user);
+  w.read(n, path, "password", out.password);
+  uint32_t pool = 0;
+  if (w.read_uint(n, path, "poolSize", pool, 10'000)) {
+    if (pool == 0)
+      w.report(path + ".poolSize", "must be at least 1");
+    out.pool_size = pool;
+  }
+  if (out.engine == engine_kind::postgres) {
+    if (out.endpoint.empty() && out.host.empty())
+      w.report(path + ".endpoint", "missing: a postgres:// URL or host");
+    if (!out.endpoint.empty() && out.endpoint.rfind("postgres://", 0) != 0
+        && out.endpoint.rfind("postgresql://", 0) != 0)
+      w.report(path + ".endpoint", "expected a postgres:// URL");
+  }
   w.read(n, path, "databasePath", out.database_path);
   w.read(n, path, "enabled", out.enabled);
   uint32_t max = 0;

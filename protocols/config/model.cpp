@@ -31,6 +31,8 @@ std::string_view to_string(engine_kind e) {
       return "duckDb";
     case engine_kind::sqlite:
       return "sqlite";
+    case engine_kind::postgres:
+      return "postgres";
   }
   return "unknown";
 }

@@ -41,7 +41,7 @@ struct admin_api {
   std::string password = "admin";
 };
 
-enum class engine_kind { duck_db, sqlite };
+enum class engine_kind { duck_db, sqlite, postgres };
 
 std::string_view to_string(engine_kind e);
 
@@ -56,6 +56,15 @@ struct cluster {
   /// Statements run once when the database is opened (demo data, setup).
   std::vector<std::string> init_sql;
   std::string health_check_query = "SELECT 1";
+  // Server engines (postgres): a URL, or the fields one by one.
+  std::string endpoint; // postgres://user:password@host:port/database
+  std::string host;
+  uint16_t port = 0;
+  std::string database;
+  std::string user;
+  std::string password;
+  /// Idle backend connections kept for reuse (default: the cluster limit).
+  std::optional<uint32_t> pool_size;
 };
 
 enum class strategy_kind { round_robin, least_loaded, random, failover };

@@ -86,9 +86,7 @@ void server_session::send_ready() {
 }
 
 char server_session::transaction_status() const {
-  if (transaction_failed_)
-    return 'E';
-  return in_transaction_ ? 'T' : 'I';
+  return 'I'; // no transaction blocks yet: see run_locally
 }
 
 void server_session::protocol_violation(const char* what) {
@@ -146,8 +144,6 @@ void server_session::process() {
 void server_session::extended_error(const error_fields& e) {
   error_response(out_, e);
   skip_to_sync_ = true; // PostgreSQL ignores the batch up to Sync
-  if (in_transaction_)
-    transaction_failed_ = true;
 }
 
 void server_session::handle_extended(message& msg) {
@@ -285,15 +281,6 @@ void server_session::handle_execute(const std::string& portal_name,
       empty_query_response(out_);
     return;
   }
-  if (transaction_failed_) {
-    auto kw = sql::leading_keyword(current_);
-    if (kw != "ROLLBACK" && kw != "COMMIT" && kw != "END" && kw != "ABORT") {
-      extended_error(error("25P02", "current transaction is aborted, "
-                                    "commands ignored until end of "
-                                    "transaction block"));
-      return;
-    }
-  }
   extended_ = true;
   send_description_ = describe_first;
   send_rows_ = execute_too;
@@ -400,15 +387,6 @@ void server_session::next_statement() {
     current_columns_.clear();
     rows_sent_ = 0;
     dml_count_.reset();
-    if (transaction_failed_) {
-      auto kw = sql::leading_keyword(current_);
-      if (kw != "ROLLBACK" && kw != "COMMIT" && kw != "END"
-          && kw != "ABORT") {
-        fail(error("25P02", "current transaction is aborted, commands "
-                            "ignored until end of transaction block"));
-        return;
-      }
-    }
     if (local_statement(current_)) {
       run_locally(current_);
       if (state_ != state::running)
@@ -437,14 +415,17 @@ bool server_session::local_statement(const std::string& sql) {
 void server_session::run_locally(const std::string& sql) {
   auto kw = sql::leading_keyword(sql);
   if (kw == "BEGIN" || kw == "START") {
-    in_transaction_ = true;
-    command_complete(out_, kw == "BEGIN" ? "BEGIN" : "START TRANSACTION");
+    // Pooled connections cannot hold a transaction open yet; saying so
+    // beats running each statement in its own commit behind the client.
+    fail(error("0A000", "transaction blocks are not supported yet: each "
+                        "statement commits on its own"));
     return;
   }
   if (kw == "COMMIT" || kw == "END" || kw == "ROLLBACK" || kw == "ABORT") {
-    bool rollback = kw == "ROLLBACK" || kw == "ABORT" || transaction_failed_;
-    in_transaction_ = transaction_failed_ = false;
-    command_complete(out_, rollback ? "ROLLBACK" : "COMMIT");
+    notice_response(out_, {"WARNING", "25P01",
+                           "there is no transaction in progress", ""});
+    command_complete(out_, kw == "ROLLBACK" || kw == "ABORT" ? "ROLLBACK"
+                                                             : "COMMIT");
     return;
   }
   if (kw == "SET") {
@@ -587,8 +568,6 @@ void server_session::fail(const error_fields& e) {
   }
   error_response(out_, e);
   pending_.clear(); // an error ends the whole simple query
-  if (in_transaction_)
-    transaction_failed_ = true;
   state_ = state::idle;
   send_ready();
   process();

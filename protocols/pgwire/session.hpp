@@ -128,8 +128,6 @@ private:
   std::vector<column> current_columns_;
   int64_t rows_sent_ = 0;
   std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row
-  bool in_transaction_ = false;
-  bool transaction_failed_ = false;
   bool skip_to_sync_ = false; // after an error in an extended batch
 
   // The extended protocol: named (and unnamed "") statements and portals,

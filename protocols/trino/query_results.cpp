@@ -64,7 +64,15 @@ const char* raw_type(type_id id) {
   return "unknown";
 }
 
-void append_type_signature(std::string& out, const sql_type& t) {
+/// An unconstrained numeric has no Trino decimal(p,s): it travels as text.
+sql_type trino_view(const sql_type& t) {
+  if (t.id == type_id::decimal && t.precision == 0)
+    return {type_id::varchar};
+  return t;
+}
+
+void append_type_signature(std::string& out, const sql_type& given) {
+  auto t = trino_view(given);
   out += "{\"rawType\":";
   json_text::append_string(out, raw_type(t.id));
   out += ",\"arguments\":[";
@@ -128,7 +136,8 @@ void append_error(std::string& out, const query_error& e) {
 
 } // namespace
 
-std::string type_name(const sql_type& t) {
+std::string type_name(const sql_type& given) {
+  auto t = trino_view(given);
   switch (t.id) {
     case type_id::decimal:
       return "decimal(" + std::to_string(t.precision) + ","

@@ -155,7 +155,8 @@ routingFallback: missing
                              "whole number from 0 to 1000000"))
     << all_problems(r);
   EXPECT_TRUE(has_problem(
-    r, "clusters.odd.engine: unknown engine \"oracle\" (duckDb or sqlite)"))
+    r, "clusters.odd.engine: unknown engine \"oracle\" (duckDb, sqlite or "
+       "postgres)"))
     << all_problems(r);
   EXPECT_TRUE(has_problem(r, "clusterGroups.bi.members[1]: unknown cluster \"x\""))
     << all_problems(r);
@@ -217,6 +218,24 @@ clusterGroups: { g1: { members: [a] }, g2: { members: [a] } }
   EXPECT_TRUE(has_problem(r, "routingFallback: missing: name the group that "
                              "takes queries no router matched"))
     << all_problems(r);
+}
+
+TEST(config_loader, postgres_clusters_need_an_endpoint_or_host) {
+  auto r = load_from_string(R"(
+queryflux: {}
+clusters:
+  pg1: { engine: postgres, endpoint: "postgres://u:p@127.0.0.1:15432/db", poolSize: 8 }
+  pg2: { engine: postgres, host: 127.0.0.1, port: 15432, database: db, user: u }
+  pg3: { engine: postgres }
+  pg4: { engine: postgres, endpoint: "mysql://x" }
+clusterGroups: { g: { members: [pg1, pg2, pg3, pg4] } }
+)");
+  EXPECT_TRUE(has_problem(r, "clusters.pg3.endpoint: missing: a postgres:// URL "
+                             "or host"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "clusters.pg4.endpoint: expected a postgres:// URL"))
+    << all_problems(r);
+  EXPECT_EQ(r.problems.size(), 2u) << all_problems(r);
 }
 
 TEST(config_loader, malformed_yaml_reports_its_line) {

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# pgbench -S side by side, interleaved in one run: (a) PostgreSQL direct,
+# (b) pgbouncer in transaction mode, (c) QueryFlux's PostgreSQL frontend to
+# the same PostgreSQL; each ROUNDS times, then again with -C (a new
+# connection per transaction). Prints median TPS, average latency and the
+# ratios to direct.
+# Usage: bench/pgbench_compare.sh [SECONDS=5] [ROUNDS=3]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+secs=${1:-5}
+rounds=${2:-3}
+"$root/deploy/build.sh" queryflux >/dev/null
+"$root/deploy/services.sh" start >/dev/null
+pg_port=${QF_PG_PORT:-15432}
+pgb_port=${QF_PGB_PORT:-16432}
+qf_port=25432
+cfg=$(mktemp --suffix=.yaml)
+cat >"$cfg" <<YAML
+queryflux:
+  externalAddress: http://127.0.0.1:25080
+  frontends:
+    trinoHttp: { port: 25080 }
+    postgresWire: { port: $qf_port, maxConnections: 2000 }
+  adminApi: { port: 25090 }
+monitor: { taskDelay: 30s }
+clusters:
+  pg: { engine: postgres, endpoint: "postgres://postgres@127.0.0.1:$pg_port/postgres", poolSize: 20 }
+clusterGroups:
+  bench: { members: [pg], maxRunningQueries: 20, maxQueuedQueries: 10000 }
+YAML
+"${QF_BUILD_DIR:-$root/build}/queryflux" serve --config "$cfg" --log-level warn &
+gw=$!
+trap 'kill $gw 2>/dev/null; wait $gw 2>/dev/null || true; rm -f "$cfg"' EXIT
+for _ in $(seq 1 100); do
+  curl -sf http://127.0.0.1:25090/readyz >/dev/null && break
+  sleep 0.1
+done
+pgbench -i -s 10 -q -h 127.0.0.1 -p "$pg_port" -U postgres postgres >/dev/null 2>&1
+
+run() { # port extra-args... -> "tps latency_ms"
+  local port=$1; shift
+  pgbench -n -S -c 8 -j 2 -T "$secs" -h 127.0.0.1 -p "$port" -U postgres "$@" postgres 2>/dev/null \
+    | awk '/^latency average/ {lat=$4} /^tps/ {tps=$3} END {print tps, lat}'
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+for mode in "" "-C"; do
+  declare -A tps=() lat=()
+  for r in $(seq 1 "$rounds"); do
+    for target in direct pgbouncer queryflux; do
+      case $target in
+        direct) port=$pg_port ;;
+        pgbouncer) port=$pgb_port ;;
+        queryflux) port=$qf_port ;;
+      esac
+      read -r t l < <(run "$port" $mode)
+      tps[$target]+="$t "
+      lat[$target]+="$l "
+    done
+  done
+  echo "pgbench -S -c 8 -j 2 -T $secs ${mode:-(persistent connections)}, median of $rounds interleaved rounds"
+  base=$(echo "${tps[direct]}" | tr ' ' '\n' | grep . | median)
+  for target in direct pgbouncer queryflux; do
+    t=$(echo "${tps[$target]}" | tr ' ' '\n' | grep . | median)
+    l=$(echo "${lat[$target]}" | tr ' ' '\n' | grep . | median)
+    printf '  %-10s %10.0f tps  %7.3f ms avg latency  %5.2fx direct\n' "$target" "$t" "$l" \
+      "$(echo "$t / $base" | bc -l)"
+  done
+  unset tps lat
+done

@@ -1,0 +1,139 @@
+// PostgreSQL clusters: a real PostgreSQL (deploy/services.sh) behind the
+// gateway, reached through the PostgreSQL wire and Trino HTTP frontends.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { startGateway, config, runClient } from './support/gateway.mjs';
+
+const PG_URL = process.env.QF_PG_URL || 'postgres://postgres@127.0.0.1:15432/postgres';
+const ports = { trino: 23200, admin: 23201, pg: 23202 };
+
+function client(opts = {}) {
+  const c = new pg.Client({ host: '127.0.0.1', port: ports.pg, user: 'postgres', database: 'postgres', ...opts });
+  c.on('error', () => {});
+  return c;
+}
+
+/// A connection straight to PostgreSQL, for checking what the backend saw.
+function direct() {
+  const c = new pg.Client({ connectionString: PG_URL });
+  c.on('error', () => {});
+  return c;
+}
+
+let gw;
+before(async () => {
+  const cfg = config({
+    trinoPort: ports.trino,
+    adminPort: ports.admin,
+    clusters: { pg: { engine: 'postgres', endpoint: PG_URL, maxRunningQueries: 4, poolSize: 4 } },
+    clusterGroups: { main: { members: ['pg'], maxRunningQueries: 4, maxQueuedQueries: 100 } },
+  });
+  cfg.queryflux.frontends.postgresWire = { enabled: true, port: ports.pg };
+  gw = await startGateway(cfg);
+  const d = direct();
+  await d.connect();
+  await d.query('DROP TABLE IF EXISTS qf_e2e; CREATE TABLE qf_e2e (id int PRIMARY KEY, name text, price numeric(8,2), at timestamptz, raw bytea)');
+  await d.query("INSERT INTO qf_e2e VALUES (1, 'ünï', 2.50, '2024-02-29 12:00:00+00', '\\x00ff'), (2, NULL, NULL, NULL, NULL)");
+  await d.end();
+});
+after(async () => { await gw?.kill(); });
+
+test('types come through the PostgreSQL wire frontend', async () => {
+  const c = client();
+  await c.connect();
+  const r = await c.query('SELECT id, name, price, at, raw FROM qf_e2e ORDER BY id');
+  await c.end();
+  assert.deepEqual(r.fields.map((f) => f.dataTypeID), [23, 1043, 1700, 1184, 17]);
+  assert.equal(r.rows[0].name, 'ünï');
+  assert.equal(r.rows[0].price, '2.50');
+  assert.equal(r.rows[0].at.toISOString(), '2024-02-29T12:00:00.000Z');
+  assert.deepEqual([...r.rows[0].raw], [0, 255]);
+  assert.deepEqual(r.rows[1], { id: 2, name: null, price: null, at: null, raw: null });
+});
+
+test('a PostgreSQL numeric and timestamptz read through the Trino frontend', async () => {
+  const r = await runClient(gw.trino('trino-user'), 'SELECT price, at, raw FROM qf_e2e WHERE id = 1');
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  assert.deepEqual(r.columns.map((c) => c.type), ['decimal(8,2)', 'timestamp(6) with time zone', 'varbinary']);
+  assert.deepEqual(r.data, [['2.50', '2024-02-29 12:00:00 UTC', 'AP8=']]);
+});
+
+test('backend errors keep their SQLSTATE; parameters bind on the backend', async () => {
+  const c = client();
+  await c.connect();
+  await assert.rejects(c.query('SELECT * FROM no_such_table'), (e) => e.code === '42P01' && /no_such_table/.test(e.message));
+  const r = await c.query('SELECT name FROM qf_e2e WHERE id = $1', [1]);
+  assert.deepEqual(r.rows, [{ name: 'ünï' }]);
+  const ins = await c.query('INSERT INTO qf_e2e (id) VALUES ($1), ($2)', [10, 11]);
+  assert.equal(ins.command, 'INSERT');
+  assert.equal(ins.rowCount, 2);
+  const del = await c.query('DELETE FROM qf_e2e WHERE id >= 10');
+  assert.equal(del.rowCount, 2);
+  await c.end();
+});
+
+test('pgbench -S through QueryFlux in simple, extended and prepared modes', async () => {
+  const init = spawnSync('pgbench', ['-i', '-s', '1', '-q', PG_URL], { encoding: 'utf8', timeout: 60000 });
+  assert.equal(init.status, 0, init.stderr);
+  for (const mode of ['simple', 'extended', 'prepared']) {
+    const r = spawnSync('pgbench', ['-n', '-S', '-M', mode, '-c', '4', '-j', '2', '-t', '200',
+      '-h', '127.0.0.1', '-p', String(ports.pg), '-U', 'postgres', 'postgres'], { encoding: 'utf8', timeout: 120000 });
+    assert.equal(r.status, 0, `${mode}: ${r.stderr}`);
+    assert.match(r.stdout, /number of transactions actually processed: 800\/800/, mode);
+    assert.match(r.stdout, /number of failed transactions: 0 /, mode);
+  }
+});
+
+test('maxRunningQueries 4: PostgreSQL never sees more than 4 of 12 concurrent queries', async () => {
+  const watcher = direct();
+  await watcher.connect();
+  let peak = 0;
+  let watching = true;
+  const watch = (async () => {
+    while (watching) {
+      const r = await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(0.5)%'");
+      peak = Math.max(peak, r.rows[0].n);
+      await sleep(25);
+    }
+  })();
+  const clients = await Promise.all(Array.from({ length: 12 }, async () => { const c = client(); await c.connect(); return c; }));
+  await Promise.all(clients.map((c, i) => c.query(`SELECT pg_sleep(0.5), ${i}`)));
+  watching = false;
+  await watch;
+  await Promise.all(clients.map((c) => c.end()));
+  await watcher.end();
+  assert.equal(peak, 4, `PostgreSQL saw ${peak} at once`);
+});
+
+test('a CancelRequest from psql stops pg_sleep on the backend and frees the slot', async () => {
+  const child = spawn('psql', ['-X', '-h', '127.0.0.1', '-p', String(ports.pg), '-U', 'postgres', '-d', 'postgres',
+    '-c', 'SELECT pg_sleep(30)'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  await sleep(800);
+  const started = Date.now();
+  child.kill('SIGINT');
+  assert.notEqual(await exited, 0);
+  assert.match(stderr, /cancel/i);
+  assert.ok(Date.now() - started < 5000);
+  const d = direct();
+  await d.connect();
+  const active = await d.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'");
+  await d.end();
+  assert.equal(active.rows[0].n, 0, 'the backend query was cancelled');
+  const { queries } = await gw.history({ search: 'pg_sleep(30)' });
+  assert.equal(queries[0]?.status, 'Cancelled');
+});
+
+test('a large result streams from PostgreSQL', async () => {
+  const c = client();
+  await c.connect();
+  const r = await c.query('SELECT g AS n, md5(g::text) AS h FROM generate_series(1, 200000) g');
+  await c.end();
+  assert.equal(r.rowCount, 200000);
+  assert.equal(r.rows[199999].n, 200000);
+});
