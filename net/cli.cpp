@@ -138,8 +138,6 @@ int serve(const options& opts) {
   std::signal(SIGPIPE, SIG_IGN);
 
   caf::actor_system_config caf_cfg;
-  if (const char* p = std::getenv("QF_CAF_POLICY"))
-    caf_cfg.set("scheduler.policy", caf::atom_from_string(p));
   caf::actor_system sys{caf_cfg};
   int exit_code = 0;
   {
