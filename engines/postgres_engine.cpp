@@ -4,6 +4,8 @@
 // values arrive in the canonical form the frontends expect.
 #include "engines/postgres_engine.hpp"
 
+#include "protocols/common/hex.hpp"
+
 #include <libpq-fe.h>
 
 #include <atomic>
@@ -87,15 +89,6 @@ sql_type map_type(Oid oid, int mod) {
   }
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
 
 /// PostgreSQL's text output, turned into our canonical cell text.
 std::string canonical(type_id t, const char* value, int length) {
@@ -109,7 +102,7 @@ std::string canonical(type_id t, const char* value, int length) {
       std::string out;
       out.reserve((v.size() - 2) / 2);
       for (size_t i = 2; i + 1 < v.size(); i += 2)
-        out += static_cast<char>(hex_value(v[i]) * 16 + hex_value(v[i + 1]));
+        out += static_cast<char>(hex_digit_value(v[i]) * 16 + hex_digit_value(v[i + 1]));
       return out;
     }
     case type_id::timestamp_tz:

@@ -1,6 +1,8 @@
 // Asio acceptors and connections for the wire protocols.
 #include "net/wire/tcp_server.hpp"
 
+#include "net/io/accept_loop.hpp"
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -129,67 +131,11 @@ private:
   bool closed_ = false;
 };
 
-class listener : public std::enable_shared_from_this<listener> {
-public:
-  listener(asio::io_context& ioc, std::shared_ptr<listener_state> state)
-    : ioc_(ioc), acceptor_(asio::make_strand(ioc)), state_(std::move(state)) {
-    tcp::endpoint ep{asio::ip::make_address(state_->opts.address),
-                     state_->opts.port};
-    acceptor_.open(ep.protocol());
-    acceptor_.set_option(asio::socket_base::reuse_address(true));
-    acceptor_.bind(ep);
-    acceptor_.listen(asio::socket_base::max_listen_connections);
-  }
-
-  void start() {
-    accept();
-  }
-
-  void stop() {
-    asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
-      boost::system::error_code ignored;
-      self->acceptor_.close(ignored);
-    });
-  }
-
-private:
-  void accept() {
-    acceptor_.async_accept(
-      asio::make_strand(ioc_),
-      [self = shared_from_this()](boost::system::error_code ec,
-                                  tcp::socket socket) {
-        if (ec == asio::error::operation_aborted || !self->acceptor_.is_open())
-          return;
-        if (!ec) {
-          socket.set_option(tcp::no_delay(true), ec);
-          if (self->state_->connections.load()
-              >= self->state_->opts.max_connections) {
-            // Over maxConnections: the socket is dropped, as QueryFlux does.
-            boost::system::error_code ignored;
-            socket.close(ignored);
-          } else {
-            auto conn = std::make_shared<tcp_connection>(std::move(socket),
-                                                         self->state_);
-            conn->start(self->state_->factory(conn));
-          }
-        }
-        self->accept();
-      });
-  }
-
-  asio::io_context& ioc_;
-  tcp::acceptor acceptor_;
-  std::shared_ptr<listener_state> state_;
-};
-
 } // namespace
 
 struct service::impl {
-  asio::io_context ioc;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
-    work{ioc.get_executor()};
-  std::vector<std::shared_ptr<listener>> listeners;
-  std::vector<std::thread> threads;
+  io::io_threads io;
+  std::vector<std::function<void()>> stoppers;
 };
 
 service::service() : impl_(std::make_unique<impl>()) {
@@ -204,37 +150,33 @@ void service::listen(const listener_options& opts, handler_factory factory) {
   auto state = std::make_shared<listener_state>();
   state->opts = opts;
   state->factory = std::move(factory);
-  try {
-    impl_->listeners.push_back(std::make_shared<listener>(impl_->ioc, state));
-  } catch (const std::exception& e) {
-    throw std::runtime_error(opts.name + ": cannot listen on " + opts.address
-                             + ":" + std::to_string(opts.port) + ": "
-                             + e.what());
-  }
-  spdlog::info("{} listening on {}:{}", opts.name, opts.address, opts.port);
+  impl_->stoppers.push_back(io::listen(
+    impl_->io.ioc, opts.name, opts.address, opts.port,
+    [state](tcp::socket socket) {
+      if (state->connections.load() >= state->opts.max_connections) {
+        // Over maxConnections: the socket is dropped, as QueryFlux does.
+        boost::system::error_code ignored;
+        socket.close(ignored);
+        return;
+      }
+      auto conn = std::make_shared<tcp_connection>(std::move(socket), state);
+      conn->start(state->factory(conn));
+    }));
 }
 
 void service::start(unsigned threads) {
-  for (auto& l : impl_->listeners)
-    l->start();
-  for (unsigned i = 0; i < std::max(threads, 1u); ++i)
-    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  impl_->io.start(threads);
 }
 
 void service::stop_accepting() {
-  for (auto& l : impl_->listeners)
-    l->stop();
+  for (auto& stop : impl_->stoppers)
+    stop();
 }
 
 void service::stop() {
   stop_accepting();
-  impl_->work.reset();
-  impl_->ioc.stop();
-  for (auto& t : impl_->threads)
-    if (t.joinable())
-      t.join();
-  impl_->threads.clear();
-  impl_->listeners.clear();
+  impl_->io.stop();
+  impl_->stoppers.clear();
 }
 
 } // namespace qf::wire

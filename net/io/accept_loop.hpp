@@ -1,0 +1,120 @@
+// What the HTTP and the wire listeners share: an io_context run by a few
+// threads, and an accept loop that hands each socket (on its own strand)
+// to a callback. Header-only Asio: include only from Asio translation units.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace qf::io {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+class io_threads {
+public:
+  asio::io_context ioc;
+
+  io_threads() = default;
+  io_threads(const io_threads&) = delete;
+  io_threads& operator=(const io_threads&) = delete;
+
+  ~io_threads() {
+    stop();
+  }
+
+  void start(unsigned count) {
+    for (unsigned i = 0; i < std::max(count, 1u); ++i)
+      threads_.emplace_back([this] { ioc.run(); });
+  }
+
+  void stop() {
+    work_.reset();
+    ioc.stop();
+    for (auto& t : threads_)
+      if (t.joinable())
+        t.join();
+    threads_.clear();
+  }
+
+private:
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
+    work_{ioc.get_executor()};
+  std::vector<std::thread> threads_;
+};
+
+/// Accepts until stopped; on_socket gets each socket with TCP_NODELAY set.
+template <class OnSocket>
+class accept_loop : public std::enable_shared_from_this<accept_loop<OnSocket>> {
+public:
+  /// Binds at once, so a taken port fails at start with a clear message.
+  accept_loop(asio::io_context& ioc, const std::string& name,
+              const std::string& address, uint16_t port, OnSocket on_socket)
+    : ioc_(ioc), acceptor_(asio::make_strand(ioc)),
+      on_socket_(std::move(on_socket)) {
+    try {
+      tcp::endpoint ep{asio::ip::make_address(address), port};
+      acceptor_.open(ep.protocol());
+      acceptor_.set_option(asio::socket_base::reuse_address(true));
+      acceptor_.bind(ep);
+      acceptor_.listen(asio::socket_base::max_listen_connections);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(name + ": cannot listen on " + address + ":"
+                               + std::to_string(port) + ": " + e.what());
+    }
+    spdlog::info("{} listening on {}:{}", name, address, port);
+  }
+
+  void start() {
+    accept();
+  }
+
+  void stop() {
+    asio::post(acceptor_.get_executor(), [self = this->shared_from_this()] {
+      boost::system::error_code ignored;
+      self->acceptor_.close(ignored);
+    });
+  }
+
+private:
+  void accept() {
+    acceptor_.async_accept(
+      asio::make_strand(ioc_),
+      [self = this->shared_from_this()](boost::system::error_code ec,
+                                        tcp::socket socket) {
+        if (ec == asio::error::operation_aborted || !self->acceptor_.is_open())
+          return;
+        if (!ec) {
+          socket.set_option(tcp::no_delay(true), ec);
+          self->on_socket_(std::move(socket));
+        }
+        self->accept();
+      });
+  }
+
+  asio::io_context& ioc_;
+  tcp::acceptor acceptor_;
+  OnSocket on_socket_;
+};
+
+/// Starts an accept loop and returns how to stop it.
+template <class OnSocket>
+std::function<void()> listen(asio::io_context& ioc, const std::string& name,
+                             const std::string& address, uint16_t port,
+                             OnSocket on_socket) {
+  auto loop = std::make_shared<accept_loop<OnSocket>>(ioc, name, address, port,
+                                                      std::move(on_socket));
+  loop->start();
+  return [loop] { loop->stop(); };
+}
+
+} // namespace qf::io
