@@ -12,6 +12,7 @@
 #include <caf/error.hpp>
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -106,6 +107,14 @@ struct statement_request {
   uint32_t max_rows = 4096; // of the first batch
 };
 
+/// A transaction's backend connection and capacity slot, which a wire
+/// session holds between statements until COMMIT or ROLLBACK.
+struct pinned_connection {
+  std::shared_ptr<cluster_state> cluster;
+  conn_lease lease;
+  std::string group;
+};
+
 /// What a wire-protocol session gets from a statement: rows as they come,
 /// the columns with every page, done after the last one, or an error
 /// (Trino's error code, which each frontend maps onto its own codes).
@@ -118,6 +127,9 @@ struct statement_page {
   std::string error_message;
   std::string error_name;     // e.g. QUERY_QUEUE_FULL
   std::string error_sqlstate; // the backend's, when it gave one
+  /// With the last page of a statement inside a transaction: the
+  /// connection and slot, handed back to the session.
+  std::optional<pinned_connection> pinned;
 };
 
 /// What a Trino HTTP request gets back from a query actor.

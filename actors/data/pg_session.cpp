@@ -34,6 +34,31 @@ std::string sqlstate_for(const std::string& error_name) {
 
 void pump(self_ptr self);
 
+/// Takes a transaction's connection back from its last statement.
+void take_pin(self_ptr self, statement_page& page) {
+  auto& st = self->state;
+  if (page.pinned)
+    st.pinned = std::move(page.pinned);
+  if (st.step == pgwire::transaction_step::end)
+    st.pinned.reset(); // COMMIT or ROLLBACK released it
+}
+
+/// The client left inside a transaction: roll it back, pool the
+/// connection, free the slot.
+void abandon_pin(self_ptr self) {
+  auto& st = self->state;
+  if (!st.pinned)
+    return;
+  auto& pin = *st.pinned;
+  caf::anon_send(pin.lease.actor, atom::execute::value,
+                 statement_request{"ROLLBACK", {}, 1});
+  if (!pin.cluster->give_back(pin.lease))
+    caf::anon_send(pin.cluster->actor, atom::release::value, pin.lease, false);
+  pin.cluster->release();
+  st.node->stats->running_changed(pin.group, pin.cluster->name, -1);
+  st.pinned.reset();
+}
+
 void flush(self_ptr self) {
   auto& st = self->state;
   auto out = st.session->take_output();
@@ -50,6 +75,7 @@ void fetch(self_ptr self) {
         auto& st = self->state;
         auto& s = *st.session;
         if (page.failed) {
+          take_pin(self, page);
           st.statement = nullptr;
           auto code = page.error_sqlstate.empty()
                         ? sqlstate_for(page.error_name)
@@ -70,6 +96,7 @@ void fetch(self_ptr self) {
         if (page.rows.rows() > 0)
           s.rows(page.rows);
         if (page.done) {
+          take_pin(self, page);
           st.statement = nullptr;
           s.complete(page.affected);
           pump(self);
@@ -86,14 +113,21 @@ void fetch(self_ptr self) {
       });
 }
 
-void run(self_ptr self, std::string sql, engines::parameters values) {
+void run(self_ptr self, std::string sql, engines::parameters values,
+         pgwire::transaction_step step) {
   auto& st = self->state;
+  using pgwire::transaction_step;
+  st.step = step;
   const auto& params = st.session->startup_params();
   trino_query_spec spec;
   spec.ticket = st.node->next_ticket.fetch_add(1);
   spec.id = "pg_" + std::to_string(spec.ticket);
   spec.sql = std::move(sql);
   spec.params = std::move(values);
+  spec.keep_pinned = step == transaction_step::begin
+                     || step == transaction_step::inside;
+  if (step == transaction_step::inside || step == transaction_step::end)
+    spec.pinned = st.pinned;
   spec.protocol = config::protocol::postgres_wire;
   spec.session.user = params.count("user") ? params.at("user") : "";
   spec.session.catalog = params.count("database") ? params.at("database") : "";
@@ -120,7 +154,7 @@ void handle(self_ptr self, pgwire::session_event& ev) {
     st.node->wire_sessions->add(st.cancel_key, self);
     st.session->accept();
   } else if (auto* run_ev = std::get_if<pgwire::run_event>(&ev)) {
-    run(self, std::move(run_ev->sql), std::move(run_ev->params));
+    run(self, std::move(run_ev->sql), std::move(run_ev->params), run_ev->step);
   } else if (auto* c = std::get_if<pgwire::cancel_event>(&ev)) {
     auto key = std::to_string(c->process_id) + ":"
                + std::to_string(c->secret_key);
@@ -165,9 +199,11 @@ caf::behavior pg_session(self_ptr self, std::shared_ptr<node_services> node,
     node->wire_sessions->remove(key);
   });
   self->set_exit_handler([self](caf::exit_msg& msg) {
-    // The client went away: its statement is cancelled, its slot freed.
+    // The client went away: its statement is cancelled (rolling back an
+    // open transaction), its slot freed.
     if (self->state.statement)
-      self->send(self->state.statement, atom::cancel::value, false);
+      self->send(self->state.statement, atom::cancel::value, true);
+    abandon_pin(self);
     self->quit(msg.reason);
   });
   return {

@@ -22,6 +22,9 @@ struct pg_session_state {
   std::string cancel_key; // "pid:secret" in the node's cancel registry
   caf::actor statement;   // the running statement, if any
   bool columns_sent = false;
+  pgwire::transaction_step step = pgwire::transaction_step::none;
+  /// Between the statements of a transaction block: its connection.
+  std::optional<pinned_connection> pinned;
 };
 
 /// Handlers:

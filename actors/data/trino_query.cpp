@@ -99,15 +99,28 @@ void release_slot(self_ptr self) {
   st.node->stats->running_changed(st.route.group, st.cluster->name, -1);
 }
 
-/// Gives the connection back once no request to it is outstanding.
+/// Gives the connection back once no request to it is outstanding: to the
+/// session when a transaction goes on, else to the pool.
 void return_connection(self_ptr self) {
   auto& st = self->state;
   if (!st.lease || st.conn_busy)
     return;
+  if (st.spec.keep_pinned && !st.rollback_on_return) {
+    st.handover = pinned_connection{st.cluster, std::move(*st.lease),
+                                    st.route.group};
+    st.lease.reset();
+    st.holds_slot = false; // the slot travels with the connection
+    return;
+  }
+  if (st.rollback_on_return) // the connection actor runs it before the next
+    caf::anon_send(st.lease->actor, atom::execute::value,
+                   statement_request{"ROLLBACK", {}, 1});
   if (!st.cluster->give_back(*st.lease))
     self->send(st.cluster->actor, atom::release::value, std::move(*st.lease),
                false);
   st.lease.reset();
+  if (st.rollback_on_return)
+    self->quit(); // its session is gone; nothing more to serve
 }
 
 void answer_if_ready(self_ptr self, bool deadline_passed);
@@ -168,6 +181,7 @@ bool abandoned_result(self_ptr self) {
     return false;
   self->send(st.lease->actor, atom::close::value);
   return_connection(self);
+  answer_if_ready(self, false); // a transaction's page waited for this
   return true;
 }
 
@@ -254,6 +268,16 @@ void admitted(self_ptr self, admission& a) {
 
 void start(self_ptr self) {
   auto& st = self->state;
+  if (st.spec.pinned) { // inside a transaction: its connection and slot
+    auto& pin = *st.spec.pinned;
+    st.cluster = pin.cluster;
+    st.lease = pin.lease;
+    st.route.group = pin.group;
+    st.holds_slot = true;
+    st.admitted = clock::now();
+    execute(self);
+    return;
+  }
   auto snapshot = st.node->snapshot->load();
   const auto& s = st.spec.session;
   routing::route_request req{st.spec.protocol, s.user, s.headers,
@@ -372,6 +396,8 @@ void deliver_fetch(self_ptr self) {
     page.error_sqlstate = st.sqlstate;
   }
   page.affected = st.affected;
+  if (page.done)
+    page.pinned = std::move(st.handover);
   auto promise = std::move(*st.fetch_waiting);
   st.fetch_waiting.reset();
   bool done = page.done;
@@ -390,7 +416,9 @@ void answer_if_ready(self_ptr self, bool deadline_passed) {
   auto& st = self->state;
   if (st.fetch_waiting) {
     bool done = st.ph == phase::failed || st.ph == phase::finished;
-    if (st.buffered_rows > 0 || done)
+    // A transaction's last page carries its connection: wait for it.
+    bool connection_pending = done && st.spec.keep_pinned && st.lease;
+    if ((st.buffered_rows > 0 || done) && !connection_pending)
       deliver_fetch(self);
     return;
   }
@@ -507,8 +535,15 @@ caf::behavior trino_query(self_ptr self, trino_query_spec spec,
     },
     [self](atom::deadline) { answer_if_ready(self, true); },
     [self](atom::cancel, bool abandoned) {
+      auto& st = self->state;
+      if (abandoned && st.spec.keep_pinned) {
+        // The session is gone: end its transaction and free everything.
+        st.rollback_on_return = true;
+        if (st.ph == phase::finished || st.ph == phase::failed)
+          return; // the handover already happened; the session cleans up
+      }
       cancel(self, abandoned);
-      if (abandoned)
+      if (abandoned && !st.lease) // else the running statement ends first
         self->quit(); // nobody will fetch the error
     },
     [self](atom::fetch, uint32_t max_rows) {

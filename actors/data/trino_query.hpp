@@ -28,6 +28,12 @@ struct trino_query_spec {
   config::protocol protocol = config::protocol::trino_http;
   /// Published for the reaper (Trino HTTP only; wire sessions own theirs).
   std::shared_ptr<query_liveness> live;
+  /// Inside a transaction: run on this connection, skipping routing and
+  /// admission (the transaction holds the slot).
+  std::optional<pinned_connection> pinned;
+  /// Hand the connection and slot back with the last page instead of
+  /// releasing them: the transaction goes on.
+  bool keep_pinned = false;
 };
 
 struct trino_query_state {
@@ -50,6 +56,10 @@ struct trino_query_state {
   std::shared_ptr<cluster_state> cluster;
   bool holds_slot = false;
   std::optional<conn_lease> lease;
+  std::optional<pinned_connection> handover; // for keep_pinned
+  /// The client left mid-transaction: roll back before pooling the
+  /// connection again.
+  bool rollback_on_return = false;
   bool conn_busy = false; // a request to the connection is outstanding
   bool fetching = false;
   bool exhausted = false;

@@ -86,7 +86,44 @@ void server_session::send_ready() {
 }
 
 char server_session::transaction_status() const {
-  return 'I'; // no transaction blocks yet: see run_locally
+  switch (transaction_) {
+    case transaction::open:
+      return 'T';
+    case transaction::failed:
+      return 'E';
+    default:
+      return 'I';
+  }
+}
+
+transaction_step server_session::step_of(const std::string& sql) const {
+  auto kw = sql::leading_keyword(sql);
+  bool opens = kw == "BEGIN" || kw == "START";
+  bool ends = kw == "COMMIT" || kw == "END" || kw == "ROLLBACK"
+              || kw == "ABORT";
+  if (transaction_ == transaction::idle)
+    return opens ? transaction_step::begin : transaction_step::none;
+  return ends ? transaction_step::end : transaction_step::inside;
+}
+
+/// Moves the block's state along once a statement has ended.
+void server_session::after_statement(bool ok) {
+  switch (current_step_) {
+    case transaction_step::begin:
+      if (ok)
+        transaction_ = transaction::open;
+      break;
+    case transaction_step::inside:
+      if (!ok)
+        transaction_ = transaction::failed; // as the backend is now
+      break;
+    case transaction_step::end:
+      transaction_ = transaction::idle; // committed or rolled back
+      break;
+    case transaction_step::none:
+      break;
+  }
+  current_step_ = transaction_step::none;
 }
 
 void server_session::protocol_violation(const char* what) {
@@ -294,7 +331,8 @@ void server_session::handle_execute(const std::string& portal_name,
       finish_extended();
     return;
   }
-  events_.push_back(run_event{current_, p->second.params});
+  current_step_ = step_of(current_);
+  events_.push_back(run_event{current_, p->second.params, current_step_});
 }
 
 void server_session::finish_extended() {
@@ -393,7 +431,8 @@ void server_session::next_statement() {
         return; // it failed, and fail() answered the query
       continue;
     }
-    events_.push_back(run_event{current_, {}});
+    current_step_ = step_of(current_);
+    events_.push_back(run_event{current_, {}, current_step_});
     return; // the driver reports; complete() or fail() continues
   }
   state_ = state::idle;
@@ -403,10 +442,13 @@ void server_session::next_statement() {
 
 /// Statements about the session itself never reach an engine: connections
 /// there are pooled, so SET would leak into other clients' queries.
-bool server_session::local_statement(const std::string& sql) {
+bool server_session::local_statement(const std::string& sql) const {
   auto kw = sql::leading_keyword(sql);
-  for (auto k : {"BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SET",
-                 "SHOW", "DISCARD", "RESET", "DEALLOCATE"})
+  // Outside a block there is nothing to end: answered here, as PostgreSQL
+  // does, with a warning.
+  if (kw == "COMMIT" || kw == "END" || kw == "ROLLBACK" || kw == "ABORT")
+    return transaction_ == transaction::idle;
+  for (auto k : {"SET", "SHOW", "DISCARD", "RESET", "DEALLOCATE"})
     if (kw == k)
       return true;
   return false;
@@ -414,13 +456,6 @@ bool server_session::local_statement(const std::string& sql) {
 
 void server_session::run_locally(const std::string& sql) {
   auto kw = sql::leading_keyword(sql);
-  if (kw == "BEGIN" || kw == "START") {
-    // Pooled connections cannot hold a transaction open yet; saying so
-    // beats running each statement in its own commit behind the client.
-    fail(error("0A000", "transaction blocks are not supported yet: each "
-                        "statement commits on its own"));
-    return;
-  }
   if (kw == "COMMIT" || kw == "END" || kw == "ROLLBACK" || kw == "ABORT") {
     notice_response(out_, {"WARNING", "25P01",
                            "there is no transaction in progress", ""});
@@ -542,8 +577,17 @@ void server_session::complete(int64_t affected_rows) {
     tag = kw + " " + std::to_string(affected);
   else if (returns_rows(kw) || !current_columns_.empty())
     tag = "SELECT " + std::to_string(rows_sent_);
+  else if (kw == "BEGIN")
+    tag = "BEGIN";
+  else if (kw == "START")
+    tag = "START TRANSACTION";
+  else if (kw == "COMMIT" || kw == "END")
+    tag = transaction_ == transaction::failed ? "ROLLBACK" : "COMMIT";
+  else if (kw == "ROLLBACK" || kw == "ABORT")
+    tag = "ROLLBACK";
   else
     tag = sql::leading_keywords(current_, 2);
+  after_statement(true);
   if (extended_) {
     if (send_rows_)
       command_complete(out_, tag);
@@ -561,6 +605,7 @@ void server_session::finish_statement(std::string tag) {
 void server_session::fail(const error_fields& e) {
   if (state_ != state::running)
     return;
+  after_statement(false);
   if (extended_) {
     extended_error(e);
     finish_extended();

@@ -30,11 +30,20 @@ struct startup_event {
   std::map<std::string, std::string> params;
 };
 
+/// Where a statement stands in a transaction block.
+enum class transaction_step {
+  none,   // autocommit: any pooled connection
+  begin,  // opens a block: keep the connection afterwards
+  inside, // runs on the block's connection, which stays pinned
+  end,    // COMMIT or ROLLBACK: the connection goes back to the pool
+};
+
 /// Run one statement: the driver reports with columns(), rows(),
 /// complete() or fail().
 struct run_event {
   std::string sql;
   std::vector<std::optional<std::string>> params; // $1... as text
+  transaction_step step = transaction_step::none;
 };
 
 /// A CancelRequest: the driver cancels that session's statement. This
@@ -105,13 +114,15 @@ private:
   void handle_startup(std::string_view body);
   void handle_query(std::string sql);
   void next_statement();
-  static bool local_statement(const std::string& sql);
+  bool local_statement(const std::string& sql) const;
   void run_locally(const std::string& sql);
   void finish_extended();
   void finish_statement(std::string tag);
   void protocol_violation(const char* what);
   char transaction_status() const;
   void send_ready();
+  transaction_step step_of(const std::string& sql) const;
+  void after_statement(bool ok);
 
   session_options opts_;
   state state_ = state::startup;
@@ -121,6 +132,9 @@ private:
   std::map<std::string, std::string> startup_params_;
   std::map<std::string, std::string> settings_;
   std::vector<std::pair<std::string, std::string>> reports_;
+  enum class transaction { idle, open, failed };
+  transaction transaction_ = transaction::idle;
+  transaction_step current_step_ = transaction_step::none;
 
   // The simple query being answered: its statements, one at a time.
   std::deque<std::string> pending_;

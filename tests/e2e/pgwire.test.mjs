@@ -128,6 +128,25 @@ test('pgbench runs a parameterized script in simple, extended and prepared modes
   assert.equal(total, 300);
 });
 
+test('transaction blocks on DuckDB: ROLLBACK undoes, COMMIT keeps', async (t) => {
+  const ports = { trino: 23190, admin: 23191, pg: PG_PORT + 9 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  const c = client(ports.pg);
+  await c.connect();
+  t.after(() => c.end().catch(() => {}));
+  await c.query('CREATE TABLE tx (x INTEGER)');
+  await c.query('BEGIN');
+  await c.query('INSERT INTO tx VALUES (1)');
+  assert.equal(Number((await c.query('SELECT count(*) AS n FROM tx')).rows[0].n), 1);
+  await c.query('ROLLBACK');
+  assert.equal(Number((await c.query('SELECT count(*) AS n FROM tx')).rows[0].n), 0);
+  await c.query('BEGIN; INSERT INTO tx VALUES (2); COMMIT');
+  assert.deepEqual((await c.query('SELECT x FROM tx')).rows, [{ x: 2 }]);
+  const clusters = (await gw.admin('/admin/clusters')).body;
+  assert.equal(clusters.find((x) => x.name === 'duck').runningQueries, 0);
+});
+
 test('a large result streams through node-postgres', async (t) => {
   const ports = { trino: 23120, admin: 23121, pg: PG_PORT + 2 };
   const gw = await startGateway(gatewayConfig(ports));

@@ -137,3 +137,69 @@ test('a large result streams from PostgreSQL', async () => {
   assert.equal(r.rowCount, 200000);
   assert.equal(r.rows[199999].n, 200000);
 });
+
+test('a transaction pins one backend connection until COMMIT or ROLLBACK', async () => {
+  const c = client();
+  await c.connect();
+  await c.query('DELETE FROM qf_e2e WHERE id >= 100');
+  await c.query('BEGIN');
+  const pid1 = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+  await c.query("INSERT INTO qf_e2e (id, name) VALUES (100, 'rolled back')");
+  const seen = await c.query('SELECT count(*)::int AS n FROM qf_e2e WHERE id = 100');
+  assert.equal(seen.rows[0].n, 1, 'the transaction sees its own insert');
+  const pid2 = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+  assert.equal(pid2, pid1, 'every statement of the block ran on one backend');
+  await c.query('ROLLBACK');
+  await c.query('BEGIN');
+  await c.query("INSERT INTO qf_e2e (id, name) VALUES (101, 'committed')");
+  await c.query('COMMIT');
+  // A failed statement fails the block until ROLLBACK, as in PostgreSQL.
+  await c.query('BEGIN');
+  await assert.rejects(c.query('SELECT * FROM no_such_table'), (e) => e.code === '42P01');
+  await assert.rejects(c.query('SELECT 1'), (e) => e.code === '25P02');
+  await c.query('ROLLBACK');
+  await c.end();
+  const d = direct();
+  await d.connect();
+  const rows = await d.query('SELECT id FROM qf_e2e WHERE id >= 100 ORDER BY id');
+  await d.end();
+  assert.deepEqual(rows.rows, [{ id: 101 }]);
+});
+
+test('a client that disconnects mid-transaction has it rolled back and its slot freed', async () => {
+  const c = client();
+  await c.connect();
+  await c.query('BEGIN');
+  await c.query("INSERT INTO qf_e2e (id, name) VALUES (200, 'never committed')");
+  c.connection.stream.destroy(); // the client vanishes without a word
+  const deadline = Date.now() + 5000;
+  let running = -1;
+  while (Date.now() < deadline) {
+    const clusters = (await gw.admin('/admin/clusters')).body;
+    running = clusters.find((x) => x.name === 'pg').runningQueries;
+    if (running === 0) break;
+    await sleep(50);
+  }
+  assert.equal(running, 0, 'the transaction slot was released');
+  const d = direct();
+  await d.connect();
+  let n = 1;
+  while (Date.now() < deadline && n !== 0) {
+    n = (await d.query('SELECT count(*)::int AS n FROM qf_e2e WHERE id = 200')).rows[0].n;
+    if (n !== 0) await sleep(50);
+  }
+  const locks = await d.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle in transaction'");
+  await d.end();
+  assert.equal(n, 0, 'the insert was rolled back');
+  assert.equal(locks.rows[0].n, 0, 'no backend is left idle in a transaction');
+});
+
+test('pgbench TPC-B (BEGIN ... END) through QueryFlux in simple and extended modes', async () => {
+  for (const mode of ['simple', 'extended']) {
+    const r = spawnSync('pgbench', ['-n', '-M', mode, '-c', '4', '-j', '2', '-t', '50',
+      '-h', '127.0.0.1', '-p', String(ports.pg), '-U', 'postgres', 'postgres'], { encoding: 'utf8', timeout: 120000 });
+    assert.equal(r.status, 0, `${mode}: ${r.stderr}`);
+    assert.match(r.stdout, /number of transactions actually processed: 200\/200/, mode);
+    assert.match(r.stdout, /number of failed transactions: 0 /, mode);
+  }
+});

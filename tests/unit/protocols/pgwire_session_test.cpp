@@ -197,15 +197,48 @@ TEST(pgwire_session, empty_query_gets_empty_query_response) {
   EXPECT_EQ(tags(s.take_output()), "IZ");
 }
 
-TEST(pgwire_session, transaction_blocks_are_refused_and_settings_are_local) {
+TEST(pgwire_session, transaction_blocks_pin_and_report_their_status) {
   auto s = started();
-  s.feed(query_message("BEGIN; SELECT 1"));
-  EXPECT_FALSE(s.next_event()); // refused before anything runs
+  s.feed(query_message("BEGIN; SELECT 1; COMMIT"));
+  auto begin = std::get<run_event>(*s.next_event());
+  EXPECT_EQ(begin.step, transaction_step::begin);
+  s.columns({});
+  s.complete(-1);
+  auto inside = std::get<run_event>(*s.next_event());
+  EXPECT_EQ(inside.step, transaction_step::inside);
+  s.columns({{"x", {type_id::integer}}});
+  s.rows(one_row("1"));
+  s.complete(-1);
+  auto end = std::get<run_event>(*s.next_event());
+  EXPECT_EQ(end.step, transaction_step::end);
+  s.columns({});
+  s.complete(-1);
   auto out = s.take_output();
-  EXPECT_NE(out.find("C0A000"), std::string::npos);
+  EXPECT_EQ(completions(out),
+            (std::vector<std::string>{"BEGIN", "SELECT 1", "COMMIT"}));
   EXPECT_EQ(out.back(), 'I');
+
+  s.feed(query_message("BEGIN"));
+  s.next_event();
+  s.complete(-1);
+  EXPECT_EQ(s.take_output().back(), 'T'); // in a block
+  s.feed(query_message("SELECT broken"));
+  EXPECT_EQ(std::get<run_event>(*s.next_event()).step, transaction_step::inside);
+  s.fail({"ERROR", "42703", "no such column", ""});
+  EXPECT_EQ(s.take_output().back(), 'E'); // a failed block
   s.feed(query_message("COMMIT"));
+  EXPECT_EQ(std::get<run_event>(*s.next_event()).step, transaction_step::end);
+  s.complete(-1);
   out = s.take_output();
+  EXPECT_EQ(completions(out), std::vector<std::string>{"ROLLBACK"});
+  EXPECT_EQ(out.back(), 'I');
+}
+
+TEST(pgwire_session, commit_outside_a_block_warns_and_settings_are_local) {
+  auto s = started();
+  s.feed(query_message("COMMIT"));
+  EXPECT_FALSE(s.next_event());
+  auto out = s.take_output();
   EXPECT_EQ(completions(out), std::vector<std::string>{"COMMIT"});
   EXPECT_EQ(tags(out), "NCZ"); // with a warning: no transaction in progress
 
