@@ -154,9 +154,12 @@ int serve(const options& opts) {
       web.listen({"adminApi", "0.0.0.0", q.admin.port, 1000, 1024 * 1024},
                  boundary::make_admin_routes(svc, q.admin));
       if (q.postgres_wire.enabled)
-        wire_listeners.listen({"postgresWire", "0.0.0.0", q.postgres_wire.port,
-                               q.postgres_wire.max_connections},
-                              boundary::make_pg_frontend(svc));
+        wire_listeners.listen(
+          {"postgresWire", "0.0.0.0", q.postgres_wire.port,
+           q.postgres_wire.max_connections, q.postgres_wire.tls_cert_file,
+           q.postgres_wire.tls_key_file},
+          boundary::make_pg_frontend(svc,
+                                     !q.postgres_wire.tls_cert_file.empty()));
       web.start(2);
       wire_listeners.start(1);
       spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups)",

@@ -42,6 +42,7 @@ using get = caf::atom_constant<caf::atom("get")>;
 using tick = caf::atom_constant<caf::atom("tick")>;
 using drain = caf::atom_constant<caf::atom("drain")>;
 using data = caf::atom_constant<caf::atom("data")>;
+using tls = caf::atom_constant<caf::atom("tls")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".
@@ -146,6 +147,7 @@ struct wire_io {
   std::function<void(std::string)> write;
   std::function<void()> close;      // after what was written
   std::function<void()> read_more;  // lets the next input chunk through
+  std::function<void()> start_tls;  // after what was written
 };
 
 /// One finished query, as history keeps it.

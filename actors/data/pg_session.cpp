@@ -155,6 +155,9 @@ void handle(self_ptr self, pgwire::session_event& ev) {
     st.session->accept();
   } else if (auto* run_ev = std::get_if<pgwire::run_event>(&ev)) {
     run(self, std::move(run_ev->sql), std::move(run_ev->params), run_ev->step);
+  } else if (std::holds_alternative<pgwire::tls_event>(ev)) {
+    flush(self); // the 'S' goes out in the clear, then the handshake
+    st.io.start_tls();
   } else if (auto* c = std::get_if<pgwire::cancel_event>(&ev)) {
     auto key = std::to_string(c->process_id) + ":"
                + std::to_string(c->secret_key);
@@ -185,7 +188,8 @@ void pump(self_ptr self) {
 } // namespace
 
 caf::behavior pg_session(self_ptr self, std::shared_ptr<node_services> node,
-                         wire_io io, int32_t process_id, int32_t secret_key) {
+                         wire_io io, int32_t process_id, int32_t secret_key,
+                         bool tls_available) {
   auto& state = self->state;
   state.node = std::move(node);
   state.io = std::move(io);
@@ -194,6 +198,7 @@ caf::behavior pg_session(self_ptr self, std::shared_ptr<node_services> node,
   pgwire::session_options opts;
   opts.process_id = process_id;
   opts.secret_key = secret_key;
+  opts.tls_available = tls_available;
   state.session = std::make_unique<pgwire::server_session>(opts);
   self->attach_functor([node = state.node, key = state.cancel_key] {
     node->wire_sessions->remove(key);
@@ -209,6 +214,10 @@ caf::behavior pg_session(self_ptr self, std::shared_ptr<node_services> node,
   return {
     [self](atom::data, std::string& bytes) {
       self->state.session->feed(bytes);
+      pump(self);
+    },
+    [self](atom::tls) {
+      self->state.session->tls_started();
       pump(self);
     },
     [self](atom::cancel, bool) {

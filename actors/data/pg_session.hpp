@@ -29,10 +29,12 @@ struct pg_session_state {
 
 /// Handlers:
 /// - (data, bytes): input from the client;
-/// - (cancel, bool): a CancelRequest named this session.
+/// - (cancel, bool): a CancelRequest named this session;
+/// - (tls): the TLS handshake the session asked for is done.
 /// Exits when the client goes, cancelling its running statement.
 caf::behavior pg_session(caf::stateful_actor<pg_session_state>* self,
                          std::shared_ptr<node_services> node, wire_io io,
-                         int32_t process_id, int32_t secret_key);
+                         int32_t process_id, int32_t secret_key,
+                         bool tls_available);
 
 } // namespace qf

@@ -77,7 +77,7 @@ void record(self_ptr self, const std::string& status) {
   r.routing_trace = routing::trace_to_json(st.route);
   r.created_at_ms = st.created_wall_ms;
   r.started_at_ms = st.started_wall_ms;
-  r.finished_at_ms = wall_ms();
+  r.finished_at_ms = st.finished_wall_ms;
   auto queued_until = st.admitted != clock::time_point{} ? st.admitted
                                                          : st.ended;
   r.queue_duration_ms = ms_between(st.created, queued_until);
@@ -132,6 +132,7 @@ void fail(self_ptr self, trino::error_code code, std::string message) {
     return;
   st.ph = phase::failed;
   st.ended = clock::now();
+  st.finished_wall_ms = wall_ms(); // before the slot goes to another
   st.error = trino::query_error{std::move(message), code};
   st.buffer.clear();
   st.buffered_rows = 0;
@@ -150,6 +151,7 @@ void finish(self_ptr self) {
   auto& st = self->state;
   st.ph = phase::finished;
   st.ended = clock::now();
+  st.finished_wall_ms = wall_ms(); // before the slot goes to another
   return_connection(self);
   release_slot(self);
   record(self, "Success");

@@ -92,6 +92,7 @@ struct trino_query_state {
   clock::time_point ended{};
   int64_t created_wall_ms = 0;
   int64_t started_wall_ms = 0;
+  int64_t finished_wall_ms = 0;
 };
 
 /// The answer to POST /v1/statement: QUEUED with a nextUri, neither data

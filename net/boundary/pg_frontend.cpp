@@ -25,17 +25,23 @@ public:
     caf::anon_send_exit(session_, caf::exit_reason::user_shutdown);
   }
 
+  void on_tls_ready() override {
+    caf::anon_send(session_, atom::tls::value);
+  }
+
 private:
   caf::actor session_;
 };
 
 } // namespace
 
-wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node) {
+wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node,
+                                       bool tls_available) {
   auto next_pid = std::make_shared<std::atomic<int32_t>>(1000);
   auto rng = std::make_shared<std::mutex>();
   auto device = std::make_shared<std::random_device>();
-  return [node, next_pid, rng, device](std::shared_ptr<wire::connection> conn) {
+  return [node, next_pid, rng, device,
+          tls_available](std::shared_ptr<wire::connection> conn) {
     int32_t secret = 0;
     {
       // The secret is what stops a stranger from cancelling our queries.
@@ -48,9 +54,11 @@ wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node) {
       [conn](std::string bytes) { conn->write(std::move(bytes)); },
       [conn] { conn->close(); },
       [conn] { conn->read_more(); },
+      [conn] { conn->start_tls(); },
     };
     auto session = node->sys->spawn(pg_session, node, std::move(io),
-                                    next_pid->fetch_add(1), secret);
+                                    next_pid->fetch_add(1), secret,
+                                    tls_available);
     return std::make_shared<pg_handler>(session);
   };
 }

@@ -6,6 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
@@ -27,6 +28,7 @@ struct listener_state {
   listener_options opts;
   handler_factory factory;
   std::atomic<uint32_t> connections{0};
+  std::unique_ptr<asio::ssl::context> tls; // null: no TLS on this listener
 };
 
 class tcp_connection : public connection,
@@ -76,28 +78,62 @@ public:
     });
   }
 
+  void start_tls() override {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (!self->owner_->tls) {
+        self->shutdown();
+        return;
+      }
+      self->tls_pending_ = true;
+      if (self->queue_.empty())
+        self->handshake();
+    });
+  }
+
 private:
-  void read() {
-    if (reading_ || closed_)
-      return;
-    reading_ = true;
-    socket_.async_read_some(
-      asio::buffer(buffer_),
-      [self = shared_from_this()](boost::system::error_code ec, size_t n) {
-        self->reading_ = false;
+  void handshake() {
+    tls_pending_ = false;
+    handshaking_ = true; // no read may run beside it
+    tls_.emplace(socket_, *owner_->tls);
+    tls_->async_handshake(
+      asio::ssl::stream_base::server,
+      [self = shared_from_this()](boost::system::error_code ec) {
+        self->handshaking_ = false;
         if (ec) {
+          spdlog::debug("{}: TLS handshake failed: {}", self->owner_->opts.name,
+                        ec.message());
           self->shutdown();
           return;
         }
         if (self->handler_)
-          self->handler_->on_data(std::string(self->buffer_.data(), n));
+          self->handler_->on_tls_ready();
       });
   }
 
+  void read() {
+    // The handler asks again (read_more) once TLS is up.
+    if (reading_ || closed_ || tls_pending_ || handshaking_)
+      return;
+    reading_ = true;
+    auto done = [self = shared_from_this()](boost::system::error_code ec,
+                                            size_t n) {
+      self->reading_ = false;
+      if (ec) {
+        self->shutdown();
+        return;
+      }
+      if (self->handler_)
+        self->handler_->on_data(std::string(self->buffer_.data(), n));
+    };
+    if (tls_)
+      tls_->async_read_some(asio::buffer(buffer_), std::move(done));
+    else
+      socket_.async_read_some(asio::buffer(buffer_), std::move(done));
+  }
+
   void flush() {
-    asio::async_write(
-      socket_, asio::buffer(queue_.front()),
-      [self = shared_from_this()](boost::system::error_code ec, size_t) {
+    auto done = [self = shared_from_this()](boost::system::error_code ec,
+                                            size_t) {
         if (ec) {
           self->shutdown();
           return;
@@ -107,7 +143,13 @@ private:
           self->flush();
         else if (self->closing_)
           self->shutdown();
-      });
+        else if (self->tls_pending_)
+          self->handshake(); // the 'S' went out in the clear; now TLS
+      };
+    if (tls_)
+      asio::async_write(*tls_, asio::buffer(queue_.front()), std::move(done));
+    else
+      asio::async_write(socket_, asio::buffer(queue_.front()), std::move(done));
   }
 
   void shutdown() {
@@ -117,6 +159,8 @@ private:
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
+    // tls_ lives as long as the connection: a TLS operation may still be
+    // unwinding through it when this runs from its completion handler.
     if (auto h = std::exchange(handler_, nullptr))
       h->on_closed();
   }
@@ -126,6 +170,9 @@ private:
   std::shared_ptr<handler> handler_;
   std::array<char, 16384> buffer_;
   std::deque<std::string> queue_;
+  std::optional<asio::ssl::stream<tcp::socket&>> tls_;
+  bool tls_pending_ = false; // start_tls() waits for the 'S' to be sent
+  bool handshaking_ = false;
   bool reading_ = false;
   bool closing_ = false;
   bool closed_ = false;
@@ -150,6 +197,23 @@ void service::listen(const listener_options& opts, handler_factory factory) {
   auto state = std::make_shared<listener_state>();
   state->opts = opts;
   state->factory = std::move(factory);
+  if (!opts.tls_cert_file.empty()) {
+    state->tls = std::make_unique<asio::ssl::context>(
+      asio::ssl::context::tls_server);
+    state->tls->set_options(asio::ssl::context::default_workarounds
+                            | asio::ssl::context::no_sslv2
+                            | asio::ssl::context::no_sslv3
+                            | asio::ssl::context::no_tlsv1
+                            | asio::ssl::context::no_tlsv1_1);
+    try {
+      state->tls->use_certificate_chain_file(opts.tls_cert_file);
+      state->tls->use_private_key_file(opts.tls_key_file,
+                                       asio::ssl::context::pem);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(opts.name + ": cannot load TLS certificate "
+                               "or key: " + e.what());
+    }
+  }
   impl_->stoppers.push_back(io::listen(
     impl_->io.ioc, opts.name, opts.address, opts.port,
     [state](tcp::socket socket) {

@@ -20,6 +20,9 @@ public:
   virtual void close() = 0;
   /// Lets the next chunk of input through.
   virtual void read_more() = 0;
+  /// After what was written, runs the TLS handshake; the handler hears
+  /// on_tls_ready() and everything after is encrypted.
+  virtual void start_tls() = 0;
 };
 
 /// Receives a connection's input; called on the connection's strand.
@@ -28,6 +31,7 @@ public:
   virtual ~handler() = default;
   virtual void on_data(std::string bytes) = 0;
   virtual void on_closed() = 0;
+  virtual void on_tls_ready() = 0;
 };
 
 using handler_factory
@@ -38,6 +42,8 @@ struct listener_options {
   std::string address = "0.0.0.0";
   uint16_t port = 0;
   uint32_t max_connections = 1000;
+  std::string tls_cert_file; // PEM; both set: start_tls() works
+  std::string tls_key_file;
 };
 
 class service {

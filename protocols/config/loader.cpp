@@ -169,6 +169,16 @@ void read_frontend(walker& w, const YAML::Node& n, const std::string& path,
   w.read(n, path, "enabled", out.enabled);
   w.read_port(n, path, out.port);
   w.read_uint(n, path, "maxConnections", out.max_connections, 1'000'000);
+  if (auto tls = n["tls"]; tls && !tls.IsNull()) {
+    auto tp = path + ".tls";
+    if (w.expect_map(tls, tp)) {
+      w.check_keys(tls, tp, {"certFile", "keyFile"});
+      w.read(tls, tp, "certFile", out.tls_cert_file);
+      w.read(tls, tp, "keyFile", out.tls_key_file);
+      if (out.tls_cert_file.empty() || out.tls_key_file.empty())
+        w.report(tp, "needs both certFile and keyFile");
+    }
+  }
 }
 
 void read_node(walker& w, const YAML::Node& n, node& out) {

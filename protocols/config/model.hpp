@@ -26,6 +26,9 @@ struct frontend {
   uint16_t port = 0;
   /// Upper bound on concurrently open client connections.
   uint32_t max_connections = 1000;
+  /// PEM files; when set, the wire frontends offer TLS (SSLRequest -> 'S').
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 struct trino_http_frontend : frontend {

@@ -349,9 +349,21 @@ void server_session::handle_startup(std::string_view body) {
     protocol_violation("malformed startup packet");
     return;
   }
+  if (std::holds_alternative<ssl_request>(*packet) && opts_.tls_available
+      && !tls_) {
+    if (!in_.empty()) {
+      // Bytes sent in the clear after asking for TLS could be injected.
+      protocol_violation("received unencrypted data after SSL request");
+      return;
+    }
+    out_ += 'S';
+    state_ = state::tls_handshake; // nothing more until the handshake
+    events_.push_back(tls_event{});
+    return;
+  }
   if (std::holds_alternative<ssl_request>(*packet)
       || std::holds_alternative<gssenc_request>(*packet)) {
-    out_ += 'N'; // no encryption here; the client may go on in plain text
+    out_ += 'N'; // no such encryption here: the client goes on in plain text
     return;
   }
   if (auto* c = std::get_if<cancel_request>(&*packet)) {
@@ -382,6 +394,14 @@ void server_session::handle_startup(std::string_view body) {
     settings_["application_name"] = app->second;
   state_ = state::awaiting_accept;
   events_.push_back(startup_event{m.params});
+}
+
+void server_session::tls_started() {
+  if (state_ != state::tls_handshake)
+    return;
+  tls_ = true;
+  state_ = state::startup;
+  process();
 }
 
 void server_session::accept() {

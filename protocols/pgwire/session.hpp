@@ -23,6 +23,8 @@ struct session_options {
   size_t max_message = 16 * 1024 * 1024;
   int32_t process_id = 0;
   int32_t secret_key = 0;
+  /// Answer SSLRequest with 'S' (the driver then runs the TLS handshake).
+  bool tls_available = false;
 };
 
 /// The startup packet arrived: the driver calls accept() or reject().
@@ -53,7 +55,12 @@ struct cancel_event {
   int32_t secret_key = 0;
 };
 
-using session_event = std::variant<startup_event, run_event, cancel_event>;
+/// The client asked for TLS and was told 'S': send the output, run the
+/// handshake, then call tls_started().
+struct tls_event {};
+
+using session_event
+  = std::variant<startup_event, run_event, cancel_event, tls_event>;
 
 class server_session {
 public:
@@ -81,6 +88,7 @@ public:
   // -- driver reports ---------------------------------------------------------
 
   void accept();
+  void tls_started();
   void reject(const error_fields& e);
   /// Returns false when the statement was refused (its result cannot be
   /// encoded): the driver then cancels it and reports nothing more.
@@ -90,7 +98,8 @@ public:
   void fail(const error_fields& e);
 
 private:
-  enum class state { startup, awaiting_accept, idle, running, closing };
+  enum class state { startup, tls_handshake, awaiting_accept, idle, running,
+                     closing };
 
   struct prepared_statement {
     std::string sql;
@@ -143,6 +152,7 @@ private:
   int64_t rows_sent_ = 0;
   std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row
   bool skip_to_sync_ = false; // after an error in an extended batch
+  bool tls_ = false;
 
   // The extended protocol: named (and unnamed "") statements and portals,
   // and how the running statement answers.

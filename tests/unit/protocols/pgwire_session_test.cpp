@@ -114,6 +114,35 @@ TEST(pgwire_session, ssl_request_is_declined_and_startup_goes_on) {
   EXPECT_TRUE(s.next_event());
 }
 
+TEST(pgwire_session, ssl_request_with_tls_waits_for_the_handshake) {
+  session_options opts;
+  opts.tls_available = true;
+  server_session s{opts};
+  std::string ssl;
+  put_be_u32(ssl, 8);
+  put_be_u32(ssl, ssl_request_code);
+  s.feed(ssl);
+  EXPECT_EQ(s.take_output(), "S");
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_TRUE(std::holds_alternative<tls_event>(*ev));
+  s.tls_started();
+  s.feed(startup_bytes("bob"));
+  EXPECT_TRUE(std::holds_alternative<startup_event>(*s.next_event()));
+}
+
+TEST(pgwire_session, cleartext_after_an_ssl_request_is_refused) {
+  session_options opts;
+  opts.tls_available = true;
+  server_session s{opts};
+  std::string ssl;
+  put_be_u32(ssl, 8);
+  put_be_u32(ssl, ssl_request_code);
+  s.feed(ssl + startup_bytes("mallory"));
+  EXPECT_TRUE(s.closing());
+  EXPECT_NE(s.take_output().find("C08P01"), std::string::npos);
+}
+
 TEST(pgwire_session, rejected_startup_is_fatal_and_closes) {
   server_session s{{}};
   s.feed(startup_bytes("bob"));

@@ -1,0 +1,56 @@
+// Fuzzes the PostgreSQL session state machine with a driver that answers
+// every statement: whatever the client sends, the session never crashes,
+// never emits an unframed message, and stays within the protocol.
+#include "protocols/pgwire/frontend.hpp"
+#include "protocols/pgwire/session.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace {
+
+/// Every message the session writes must be a well-framed one.
+void check_framing(std::string_view out, bool startup_answer) {
+  if (startup_answer && !out.empty() && out[0] == 'N')
+    out.remove_prefix(1); // the one-byte answer to SSLRequest
+  while (!out.empty()) {
+    qf::pgwire::frame f;
+    auto r = qf::pgwire::next_frame(out, false, 1 << 30, f);
+    if (r.status != qf::pgwire::decode_status::ok)
+      __builtin_trap();
+    out.remove_prefix(r.consumed);
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  qf::pgwire::server_session s{{"15.0", 1 << 16, 1, 2}};
+  auto input = std::string_view{reinterpret_cast<const char*>(data), size};
+  // Feed in uneven chunks, as a socket would deliver it.
+  size_t chunk = size % 7 + 1;
+  int steps = 0;
+  while (!input.empty() && !s.closing() && ++steps < 10000) {
+    auto n = std::min(chunk, input.size());
+    s.feed(input.substr(0, n));
+    input.remove_prefix(n);
+    while (auto ev = s.next_event()) {
+      if (std::holds_alternative<qf::pgwire::startup_event>(*ev)) {
+        s.accept();
+      } else if (auto* run = std::get_if<qf::pgwire::run_event>(&*ev)) {
+        // Alternate success and failure, with and without rows.
+        if (run->sql.size() % 3 == 0) {
+          s.fail({"ERROR", "42000", "refused", ""});
+        } else if (s.columns({{"c", {qf::type_id::varchar}}})) {
+          qf::row_batch b;
+          b.width = 1;
+          b.cells.emplace_back(run->sql);
+          s.rows(b);
+          s.complete(-1);
+        }
+      }
+    }
+    check_framing(s.take_output(), true);
+  }
+  return 0;
+}
