@@ -10,9 +10,10 @@
 namespace {
 
 /// Every message the session writes must be a well-framed one.
-void check_framing(std::string_view out, bool startup_answer) {
-  if (startup_answer && !out.empty() && out[0] == 'N')
-    out.remove_prefix(1); // the one-byte answer to SSLRequest
+void check_framing(std::string_view out, bool in_startup) {
+  // Before startup completes, SSLRequest gets a bare one-byte 'N'.
+  while (in_startup && !out.empty() && out[0] == 'N')
+    out.remove_prefix(1);
   while (!out.empty()) {
     qf::pgwire::frame f;
     auto r = qf::pgwire::next_frame(out, false, 1 << 30, f);
@@ -30,13 +31,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Feed in uneven chunks, as a socket would deliver it.
   size_t chunk = size % 7 + 1;
   int steps = 0;
+  bool accepted = false;
   while (!input.empty() && !s.closing() && ++steps < 10000) {
     auto n = std::min(chunk, input.size());
     s.feed(input.substr(0, n));
     input.remove_prefix(n);
     while (auto ev = s.next_event()) {
       if (std::holds_alternative<qf::pgwire::startup_event>(*ev)) {
+        check_framing(s.take_output(), !accepted);
         s.accept();
+        accepted = true;
       } else if (auto* run = std::get_if<qf::pgwire::run_event>(&*ev)) {
         // Alternate success and failure, with and without rows.
         if (run->sql.size() % 3 == 0) {
@@ -50,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
       }
     }
-    check_framing(s.take_output(), true);
+    check_framing(s.take_output(), !accepted);
   }
   return 0;
 }
