@@ -36,11 +36,8 @@ using poll = caf::atom_constant<caf::atom("poll")>;
 using deadline = caf::atom_constant<caf::atom("deadline")>;
 using cancel = caf::atom_constant<caf::atom("cancel")>;
 using info = caf::atom_constant<caf::atom("info")>;
-using record = caf::atom_constant<caf::atom("record")>;
-using list = caf::atom_constant<caf::atom("list")>;
 using get = caf::atom_constant<caf::atom("get")>;
 using tick = caf::atom_constant<caf::atom("tick")>;
-using drain = caf::atom_constant<caf::atom("drain")>;
 using data = caf::atom_constant<caf::atom("data")>;
 using tls = caf::atom_constant<caf::atom("tls")>;
 } // namespace atom
@@ -55,7 +52,6 @@ enum class errc : uint8_t {
   engine_syntax,
   engine_user,
   engine_internal,
-  not_found,
 };
 
 caf::error make_error(errc code, std::string message);
@@ -196,5 +192,3 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::result_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::trino_respond)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_page)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::wire_io)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::query_record)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::history_filter)
