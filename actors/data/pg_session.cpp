@@ -2,6 +2,7 @@
 #include "actors/data/pg_session.hpp"
 
 #include "actors/data/trino_query.hpp"
+#include "protocols/common/secrets.hpp"
 
 #include <caf/all.hpp>
 
@@ -141,18 +142,59 @@ void run(self_ptr self, std::string sql, engines::parameters values,
   fetch(self);
 }
 
+/// Startup and authentication passed: open for statements.
+void admit_session(self_ptr self) {
+  auto& st = self->state;
+  st.node->wire_sessions->add(st.cancel_key, self);
+  st.session->accept();
+}
+
 void handle(self_ptr self, pgwire::session_event& ev) {
   auto& st = self->state;
   if (std::holds_alternative<pgwire::startup_event>(ev)) {
-    if (!st.node->snapshot->load() || st.node->draining.load()) {
+    auto active = st.node->snapshot->load();
+    if (!active || st.node->draining.load()) {
       st.session->reject({"FATAL", "57P03",
                           "the gateway is not accepting connections (no "
                           "active configuration, or shutting down)",
                           ""});
       return;
     }
-    st.node->wire_sessions->add(st.cancel_key, self);
-    st.session->accept();
+    const auto& auth = active->config->auth;
+    if (!auth.enabled) {
+      admit_session(self);
+      return;
+    }
+    if (!st.session->tls_active() && !auth.allow_cleartext_without_tls) {
+      st.session->reject({"FATAL", "28000",
+                          "password authentication requires TLS: connect "
+                          "with sslmode=require",
+                          ""});
+      return;
+    }
+    st.session->request_password();
+  } else if (auto* pw = std::get_if<pgwire::password_event>(&ev)) {
+    auto active = st.node->snapshot->load();
+    const auto& params = st.session->startup_params();
+    auto user = params.count("user") ? params.at("user") : std::string{};
+    bool ok = false;
+    if (active) {
+      auto i = active->config->auth.users.find(user);
+      // Compared even for unknown users, so timing tells nothing.
+      auto expected = i == active->config->auth.users.end() ? std::string{}
+                                                            : i->second;
+      ok = secrets_equal(pw->password, expected)
+           && i != active->config->auth.users.end();
+    }
+    if (!ok) {
+      st.node->stats->auth_failed("postgresWire");
+      st.session->reject({"FATAL", "28P01",
+                          "password authentication failed for user \""
+                            + user + "\"",
+                          ""});
+      return;
+    }
+    admit_session(self);
   } else if (auto* run_ev = std::get_if<pgwire::run_event>(&ev)) {
     run(self, std::move(run_ev->sql), std::move(run_ev->params), run_ev->step);
   } else if (std::holds_alternative<pgwire::tls_event>(ev)) {

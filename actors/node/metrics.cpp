@@ -49,6 +49,12 @@ struct metrics::impl {
         .Help("Queries rejected because a group's queue was full.")
         .Register(*registry);
 
+  prometheus::Family<prometheus::Counter>& auth_failures
+    = prometheus::BuildCounter()
+        .Name("queryflux_auth_failures_total")
+        .Help("Connections or requests refused for bad credentials.")
+        .Register(*registry);
+
   prometheus::Family<prometheus::Gauge>& health
     = prometheus::BuildGauge()
         .Name("queryflux_cluster_health")
@@ -101,6 +107,10 @@ void metrics::queue_wait(const std::string& cluster_group, double seconds) {
 
 void metrics::queue_rejected(const std::string& cluster_group) {
   impl_->rejections.Add({{"cluster_group", cluster_group}}).Increment();
+}
+
+void metrics::auth_failed(const std::string& protocol) {
+  impl_->auth_failures.Add({{"protocol", protocol}}).Increment();
 }
 
 void metrics::cluster_health(const std::string& cluster_name,

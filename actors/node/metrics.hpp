@@ -35,6 +35,9 @@ public:
   /// queryflux_queue_rejections_total{cluster_group}.
   void queue_rejected(const std::string& cluster_group);
 
+  /// queryflux_auth_failures_total{protocol}.
+  void auth_failed(const std::string& protocol);
+
   /// queryflux_cluster_health{cluster_name, status}: 1 for the current one.
   void cluster_health(const std::string& cluster_name,
                       const std::string& status);

@@ -5,10 +5,10 @@
 #include "actors/data/group.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
+#include "protocols/common/secrets.hpp"
 
 
 #include <charconv>
-#include <openssl/crypto.h>
 
 namespace qf::boundary {
 
@@ -18,12 +18,6 @@ http::response json_ok(std::string body) {
   http::response res;
   res.body = std::move(body);
   return res;
-}
-
-/// Constant-time comparison, so a wrong password leaks no timing.
-bool same_secret(const std::string& a, const std::string& b) {
-  return a.size() == b.size()
-         && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 int64_t to_int(const std::map<std::string, std::string>& params,
@@ -82,7 +76,7 @@ private:
     std::string decoded;
     if (!json_text::base64_decode(auth.substr(6), decoded))
       return false;
-    return same_secret(decoded, creds_.username + ":" + creds_.password);
+    return secrets_equal(decoded, creds_.username + ":" + creds_.password);
   }
 
   http::response readiness() const {

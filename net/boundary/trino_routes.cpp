@@ -5,6 +5,7 @@
 #include "actors/data/trino_query.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
+#include "protocols/common/secrets.hpp"
 
 #include <caf/all.hpp>
 
@@ -107,6 +108,16 @@ private:
                                  "SQL statement is empty"));
     trino_query_spec spec;
     spec.session = trino::parse_client_session(req.headers);
+    if (!authenticated(spec.session)) {
+      node_->stats->auth_failed("trinoHttp");
+      auto res = http::error_response(401, "invalid or missing credentials");
+      res.headers.emplace_back("WWW-Authenticate", "Basic realm=\"queryflux\"");
+      return respond(std::move(res));
+    }
+    if (impersonating(spec.session))
+      return respond(trino_error(403, trino::errors::permission_denied,
+                                 "X-Trino-User \"" + spec.session.user
+                                   + "\" is not the authenticated user"));
     if (spec.session.user.empty())
       return respond(trino_error(400, trino::errors::generic_user_error,
                                  "User must be set (X-Trino-User)"));
@@ -121,6 +132,24 @@ private:
     http::response res;
     res.body = trino_submitted_page(node_->external_address, id);
     respond(std::move(res));
+  }
+
+  /// With static users configured, Basic credentials must name one of them.
+  bool authenticated(const trino::client_session& s) const {
+    auto active = node_->snapshot->load();
+    if (!active || !active->config->auth.enabled)
+      return true;
+    const auto& users = active->config->auth.users;
+    auto i = users.find(s.basic_user);
+    auto expected = i == users.end() ? std::string{} : i->second;
+    return secrets_equal(s.password, expected) && i != users.end()
+           && s.has_password;
+  }
+
+  /// With authentication on, X-Trino-User may not name someone else.
+  bool impersonating(const trino::client_session& s) const {
+    auto active = node_->snapshot->load();
+    return active && active->config->auth.enabled && s.user != s.basic_user;
   }
 
   void poll(const std::string& id, const std::string& token_text,

@@ -529,11 +529,48 @@ void check_references(walker& w, const gateway_config& c) {
       w.report(what + ".port", "port " + std::to_string(f.port)
                                  + " is already used by " + it->second);
   };
-  claim(frontend{true, c.queryflux.admin.port, 0}, "queryflux.adminApi");
+  claim(frontend{true, c.queryflux.admin.port, 0, {}, {}}, "queryflux.adminApi");
   claim(c.queryflux.trino_http, "queryflux.frontends.trinoHttp");
   claim(c.queryflux.postgres_wire, "queryflux.frontends.postgresWire");
   claim(c.queryflux.mysql_wire, "queryflux.frontends.mysqlWire");
   claim(c.queryflux.flight_sql, "queryflux.frontends.flightSql");
+}
+
+void read_auth(walker& w, const YAML::Node& n, gateway_config& c) {
+  const std::string path = "auth";
+  if (!w.expect_map(n, path))
+    return;
+  w.check_keys(n, path, {"provider", "allowCleartextWithoutTls", "staticUsers"});
+  std::string provider = "none";
+  w.read(n, path, "provider", provider);
+  if (provider == "static")
+    c.auth.enabled = true;
+  else if (provider != "none")
+    w.report(path + ".provider", "unknown provider \"" + provider
+                                   + "\" (none or static)");
+  w.read(n, path, "allowCleartextWithoutTls",
+         c.auth.allow_cleartext_without_tls);
+  if (auto s = n["staticUsers"]; s && !s.IsNull()) {
+    auto sp = path + ".staticUsers";
+    if (w.expect_map(s, sp)) {
+      w.check_keys(s, sp, {"users"});
+      auto users = s["users"];
+      if (users && w.expect_map(users, sp + ".users"))
+        for (const auto& kv : users) {
+          auto up = sp + ".users." + kv.first.Scalar();
+          if (!w.expect_map(kv.second, up))
+            continue;
+          w.check_keys(kv.second, up, {"password"});
+          std::string password;
+          w.read(kv.second, up, "password", password);
+          if (password.empty())
+            w.report(up + ".password", "missing");
+          c.auth.users[kv.first.Scalar()] = password;
+        }
+    }
+  }
+  if (c.auth.enabled && c.auth.users.empty())
+    w.report(path + ".staticUsers.users", "provider static needs users");
 }
 
 gateway_config read_root(walker& w, const YAML::Node& root) {
@@ -542,7 +579,9 @@ gateway_config read_root(walker& w, const YAML::Node& root) {
     return c;
   w.check_keys(root, "",
                {"queryflux", "monitor", "clusters", "clusterGroups", "routers",
-                "routingFallback"});
+                "routingFallback", "auth"});
+  if (auto a = root["auth"]; a && !a.IsNull())
+    read_auth(w, a, c);
   if (auto n = root["queryflux"])
     read_node(w, n, c.queryflux);
   else

@@ -132,8 +132,18 @@ struct node {
   uint32_t query_history_capacity = 10000;
 };
 
+/// Who may connect. provider none: everyone (trust).
+struct auth {
+  bool enabled = false; // provider: static
+  /// PostgreSQL clients may send passwords without TLS (local use only).
+  /// Trino HTTP has no TLS of its own: terminate TLS in front of it.
+  bool allow_cleartext_without_tls = false;
+  std::map<std::string, std::string> users; // name -> password
+};
+
 struct gateway_config {
   node queryflux;
+  struct auth auth;
   monitor health;
   std::vector<cluster> clusters;
   std::vector<cluster_group> groups;

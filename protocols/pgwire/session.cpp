@@ -132,6 +132,22 @@ void server_session::protocol_violation(const char* what) {
 }
 
 void server_session::process() {
+  if (state_ == state::awaiting_password) {
+    frame f;
+    auto r = next_frame(in_, false, max_startup_length, f);
+    if (r.status == decode_status::need_more)
+      return;
+    auto msg = r.status == decode_status::ok ? parse_message(f) : std::nullopt;
+    in_.erase(0, r.consumed);
+    auto* pw = msg ? std::get_if<password>(&*msg) : nullptr;
+    if (!pw) {
+      protocol_violation("expected a password message");
+      return;
+    }
+    events_.push_back(password_event{std::move(pw->value)});
+    state_ = state::awaiting_accept; // the driver checks it
+    return;
+  }
   while (state_ == state::startup || state_ == state::idle) {
     frame f;
     auto r = next_frame(in_, state_ == state::startup, opts_.max_message, f);
@@ -401,6 +417,14 @@ void server_session::tls_started() {
     return;
   tls_ = true;
   state_ = state::startup;
+  process();
+}
+
+void server_session::request_password() {
+  if (state_ != state::awaiting_accept)
+    return;
+  authentication_cleartext(out_);
+  state_ = state::awaiting_password;
   process();
 }
 

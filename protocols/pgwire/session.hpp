@@ -59,8 +59,13 @@ struct cancel_event {
 /// handshake, then call tls_started().
 struct tls_event {};
 
-using session_event
-  = std::variant<startup_event, run_event, cancel_event, tls_event>;
+/// The password asked for with request_password(): accept() or reject().
+struct password_event {
+  std::string password;
+};
+
+using session_event = std::variant<startup_event, run_event, cancel_event,
+                                   tls_event, password_event>;
 
 class server_session {
 public:
@@ -89,6 +94,12 @@ public:
 
   void accept();
   void tls_started();
+  /// Asks the client for its password (AuthenticationCleartextPassword).
+  void request_password();
+
+  bool tls_active() const {
+    return tls_;
+  }
   void reject(const error_fields& e);
   /// Returns false when the statement was refused (its result cannot be
   /// encoded): the driver then cancels it and reports nothing more.
@@ -98,8 +109,8 @@ public:
   void fail(const error_fields& e);
 
 private:
-  enum class state { startup, tls_handshake, awaiting_accept, idle, running,
-                     closing };
+  enum class state { startup, tls_handshake, awaiting_accept,
+                     awaiting_password, idle, running, closing };
 
   struct prepared_statement {
     std::string sql;

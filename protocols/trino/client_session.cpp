@@ -101,10 +101,13 @@ client_session parse_client_session(
         std::string decoded;
         if (json_text::base64_decode(trim(v.substr(6)), decoded)) {
           auto colon = decoded.find(':');
+          out.basic_user = decoded.substr(0, colon);
           if (out.user.empty())
-            out.user = decoded.substr(0, colon);
-          if (colon != std::string::npos)
+            out.user = out.basic_user;
+          if (colon != std::string::npos) {
             out.password = decoded.substr(colon + 1);
+            out.has_password = true;
+          }
         }
       }
     }

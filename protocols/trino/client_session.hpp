@@ -12,7 +12,9 @@ namespace qf::trino {
 
 struct client_session {
   std::string user;
-  std::string password; // from Authorization: Basic, when present
+  std::string basic_user; // from Authorization: Basic
+  std::string password;   // from Authorization: Basic, when present
+  bool has_password = false;
   std::string catalog;
   std::string schema;
   std::string source;

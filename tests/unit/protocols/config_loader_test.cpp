@@ -287,3 +287,30 @@ TEST(parse_duration, accepts_units_and_rejects_the_rest) {
   EXPECT_FALSE(parse_duration("1 m"));
   EXPECT_FALSE(parse_duration("99999999999s"));
 }
+
+TEST(config_loader, static_users_and_the_plain_http_guard) {
+  auto r = load_from_string(R"(
+queryflux: {}
+auth:
+  provider: static
+  allowCleartextWithoutTls: true
+  staticUsers: { users: { alice: { password: s3cret }, bob: { password: x } } }
+clusters: { a: { engine: sqlite } }
+clusterGroups: { g: { members: [a] } }
+)");
+  ASSERT_TRUE(r.config) << all_problems(r);
+  EXPECT_TRUE(r.config->auth.enabled);
+  EXPECT_EQ(r.config->auth.users.at("alice"), "s3cret");
+  auto guarded = load_from_string(R"(
+queryflux: {}
+auth: { provider: ldap, staticUsers: { users: { carol: {} } } }
+clusters: { a: { engine: sqlite } }
+clusterGroups: { g: { members: [a] } }
+)");
+  EXPECT_TRUE(has_problem(guarded, "auth.provider: unknown provider \"ldap\" "
+                                   "(none or static)"))
+    << all_problems(guarded);
+  EXPECT_TRUE(has_problem(guarded, "auth.staticUsers.users.carol.password: "
+                                   "missing"))
+    << all_problems(guarded);
+}

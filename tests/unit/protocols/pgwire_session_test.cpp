@@ -143,6 +143,34 @@ TEST(pgwire_session, cleartext_after_an_ssl_request_is_refused) {
   EXPECT_NE(s.take_output().find("C08P01"), std::string::npos);
 }
 
+TEST(pgwire_session, password_is_asked_for_and_checked_by_the_driver) {
+  server_session s{{}};
+  s.feed(startup_bytes("alice"));
+  s.next_event();
+  s.request_password();
+  EXPECT_EQ(s.take_output(), std::string("R\0\0\0\x08\0\0\0\x03", 9));
+  std::string pw(1, 'p');
+  put_be_u32(pw, 4 + 7);
+  put_cstring(pw, "s3cret");
+  s.feed(pw);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<password_event>(*ev).password, "s3cret");
+  s.accept();
+  EXPECT_EQ(tags(s.take_output()), "RSSSSSSSSKZ");
+}
+
+TEST(pgwire_session, a_query_instead_of_a_password_is_a_violation) {
+  server_session s{{}};
+  s.feed(startup_bytes("alice"));
+  s.next_event();
+  s.request_password();
+  s.take_output();
+  s.feed(query_message("SELECT 1"));
+  EXPECT_TRUE(s.closing());
+  EXPECT_NE(s.take_output().find("C08P01"), std::string::npos);
+}
+
 TEST(pgwire_session, rejected_startup_is_fatal_and_closes) {
   server_session s{{}};
   s.feed(startup_bytes("bob"));
