@@ -120,7 +120,7 @@ std::string next_path(const std::string& body) {
 }
 
 /// One Trino query the way trino-client runs it: POST, then GET each nextUri.
-void trino_query(http_client& c) {
+void statement_actor(http_client& c) {
   auto body = c.request("POST", "/v1/statement", "SELECT 1");
   for (auto next = next_path(body); !next.empty(); next = next_path(body))
     body = c.request("GET", next, "");
@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
     // Warm-up: connections, pools, caches.
     measure(clients, 0.5, [&] {
       auto c = std::make_shared<http_client>(host, port);
-      return [c] { trino_query(*c); };
+      return [c] { statement_actor(*c); };
     });
     auto engine = measure(std::min(clients, 2u), seconds, [&] {
       std::shared_ptr<qf::engines::connection> conn = db->connect();
@@ -303,16 +303,16 @@ int main(int argc, char** argv) {
     });
     auto fl = measure(clients, seconds, [&] {
       auto c = std::make_shared<http_client>("127.0.0.1", floor.port());
-      return [c] { trino_query(*c); };
+      return [c] { statement_actor(*c); };
     });
     auto gw = measure(clients, seconds, [&] {
       auto c = std::make_shared<http_client>(host, port);
-      return [c] { trino_query(*c); };
+      return [c] { statement_actor(*c); };
     });
     auto lite = measure(clients, seconds, [&] {
       auto c = std::make_shared<http_client>(host, port,
                                              "X-QueryFlux-Group: lite\r\n");
-      return [c] { trino_query(*c); };
+      return [c] { statement_actor(*c); };
     });
     print("DuckDB direct (C API)", std::min(clients, 2u), engine);
     print("HTTP floor (static reply)", clients, fl);

@@ -1,7 +1,7 @@
 // PostgreSQL sessions on top of statement actors.
 #include "actors/data/pg_session.hpp"
 
-#include "actors/data/trino_query.hpp"
+#include "actors/data/statement.hpp"
 #include "protocols/common/secrets.hpp"
 
 #include <caf/all.hpp>
@@ -120,7 +120,7 @@ void run(self_ptr self, std::string sql, engines::parameters values,
   using pgwire::transaction_step;
   st.step = step;
   const auto& params = st.session->startup_params();
-  trino_query_spec spec;
+  statement_spec spec;
   spec.ticket = st.node->next_ticket.fetch_add(1);
   spec.id = "pg_" + std::to_string(spec.ticket);
   spec.sql = std::move(sql);
@@ -137,7 +137,7 @@ void run(self_ptr self, std::string sql, engines::parameters values,
                           : "";
   for (const auto& [k, v] : params)
     spec.session.headers[k] = v; // the header router sees startup parameters
-  st.statement = self->spawn(trino_query, std::move(spec), st.node);
+  st.statement = self->spawn(statement_actor, std::move(spec), st.node);
   st.columns_sent = false;
   fetch(self);
 }

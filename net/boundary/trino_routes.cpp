@@ -2,7 +2,7 @@
 // query actors only ever see well-formed ones.
 #include "net/boundary/routes.hpp"
 
-#include "actors/data/trino_query.hpp"
+#include "actors/data/statement.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
 #include "protocols/common/secrets.hpp"
@@ -106,7 +106,7 @@ private:
     if (req.body.find_first_not_of(" \t\r\n;") == std::string::npos)
       return respond(trino_error(400, trino::errors::syntax_error,
                                  "SQL statement is empty"));
-    trino_query_spec spec;
+    statement_spec spec;
     spec.session = trino::parse_client_session(req.headers);
     if (!authenticated(spec.session)) {
       node_->stats->auth_failed("trinoHttp");
@@ -127,7 +127,7 @@ private:
     auto id = spec.id;
     spec.live = std::make_shared<query_liveness>();
     auto live = spec.live;
-    auto query = node_->sys->spawn(trino_query, std::move(spec), node_);
+    auto query = node_->sys->spawn(statement_actor, std::move(spec), node_);
     node_->queries->add(id, query, std::move(live));
     http::response res;
     res.body = trino_submitted_page(node_->external_address, id);

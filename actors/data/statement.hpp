@@ -1,6 +1,7 @@
-// The QUERY actor of the Trino HTTP frontend: routes, waits for admission,
-// runs one statement on a lent connection and serves its rows page by page
-// as the client follows nextUri. Releases its slot on every exit path.
+// The STATEMENT actor, one per statement of every frontend: routes, waits
+// for admission, runs the statement on a lent connection, and serves its
+// rows page by page (Trino polls nextUri; wire sessions fetch). Releases
+// its slot on every exit path, and records the query.
 #pragma once
 
 #include "actors/core/messages.hpp"
@@ -18,7 +19,7 @@
 
 namespace qf {
 
-struct trino_query_spec {
+struct statement_spec {
   std::string id;
   uint64_t ticket = 0;
   std::string sql;
@@ -36,8 +37,8 @@ struct trino_query_spec {
   bool keep_pinned = false;
 };
 
-struct trino_query_state {
-  static inline const char* name = "trino-query";
+struct statement_state {
+  static inline const char* name = "statement";
   using clock = std::chrono::steady_clock;
 
   enum class phase { queued, running, finished, failed };
@@ -47,7 +48,7 @@ struct trino_query_state {
     trino_respond respond;
   };
 
-  trino_query_spec spec;
+  statement_spec spec;
   std::shared_ptr<node_services> node;
   phase ph = phase::queued;
 
@@ -111,8 +112,8 @@ std::string trino_submitted_page(const std::string& external_address,
 /// - (info, respond): Trino's QueryInfo JSON for GET /v1/query/{id};
 /// - (fetch, uint32_t max_rows) -> statement_page: for wire sessions; the
 ///   actor ends after the last page.
-caf::behavior trino_query(caf::stateful_actor<trino_query_state>* self,
-                          trino_query_spec spec,
+caf::behavior statement_actor(caf::stateful_actor<statement_state>* self,
+                          statement_spec spec,
                           std::shared_ptr<node_services> node);
 
 } // namespace qf

@@ -1,5 +1,5 @@
-// One Trino statement from POST to its last page.
-#include "actors/data/trino_query.hpp"
+// One statement from its arrival to its last page.
+#include "actors/data/statement.hpp"
 
 #include "protocols/common/json_writer.hpp"
 
@@ -9,9 +9,9 @@ namespace qf {
 
 namespace {
 
-using self_ptr = caf::stateful_actor<trino_query_state>*;
-using phase = trino_query_state::phase;
-using clock = trino_query_state::clock;
+using self_ptr = caf::stateful_actor<statement_state>*;
+using phase = statement_state::phase;
+using clock = statement_state::clock;
 
 
 int64_t wall_ms() {
@@ -301,7 +301,7 @@ void start(self_ptr self) {
           [self](caf::error& err) { fail(self, err); });
 }
 
-trino::query_state public_state(const trino_query_state& st, bool final) {
+trino::query_state public_state(const statement_state& st, bool final) {
   switch (st.ph) {
     case phase::queued:
       return trino::query_state::queued;
@@ -316,12 +316,12 @@ trino::query_state public_state(const trino_query_state& st, bool final) {
   return trino::query_state::failed;
 }
 
-std::string uri(const trino_query_state& st, std::string_view path) {
+std::string uri(const statement_state& st, std::string_view path) {
   return st.node->external_address + std::string{path} + st.spec.id;
 }
 
 /// Moves up to max rows out of the buffer into one batch.
-row_batch take_rows(trino_query_state& st, size_t max) {
+row_batch take_rows(statement_state& st, size_t max) {
   row_batch page;
   page.width = st.columns.size();
   while (!st.buffer.empty() && page.rows() < max) {
@@ -445,7 +445,7 @@ void cancel(self_ptr self, bool abandoned) {
     fail(self, trino::errors::user_canceled, "Query was canceled");
 }
 
-std::string query_info(const trino_query_state& st) {
+std::string query_info(const statement_state& st) {
   std::string out = "{\"queryId\":";
   json_text::append_string(out, st.spec.id);
   out += ",\"state\":\"";
@@ -498,7 +498,7 @@ std::string trino_submitted_page(const std::string& external_address,
   return trino::encode(page);
 }
 
-caf::behavior trino_query(self_ptr self, trino_query_spec spec,
+caf::behavior statement_actor(self_ptr self, statement_spec spec,
                           std::shared_ptr<node_services> node) {
   auto& state = self->state;
   state.spec = std::move(spec);
@@ -530,7 +530,7 @@ caf::behavior trino_query(self_ptr self, trino_query_spec spec,
       }
       if (st.waiting)
         st.waiting->respond({409, "{\"error\":\"superseded by a newer poll\"}"});
-      st.waiting = trino_query_state::waiting_poll{token, std::move(respond)};
+      st.waiting = statement_state::waiting_poll{token, std::move(respond)};
       answer_if_ready(self, false);
       if (st.waiting) // no page yet: the reaper calls time on it
         st.live->waiting_since_ms = steady_ms();
