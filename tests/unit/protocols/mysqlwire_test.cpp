@@ -1,0 +1,163 @@
+// MySQL wire codec: framing with continuation packets, length-encoded
+// values, the handshake both ways, commands, and server messages.
+#include "protocols/mysqlwire/packets.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace qf;
+using namespace qf::mysqlwire;
+
+namespace {
+
+std::string hex(std::string_view s) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : s) {
+    out += digits[c >> 4];
+    out += digits[c & 0xF];
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(mysqlwire_packets, frame_and_decode_round_trip_with_prefixes) {
+  std::string wire;
+  auto next = frame(wire, "\x03SELECT 1", 0);
+  EXPECT_EQ(next, 1);
+  EXPECT_EQ(hex(wire.substr(0, 4)), "09000000");
+  for (size_t n = 0; n < wire.size(); ++n) {
+    packet p;
+    EXPECT_EQ(next_packet(std::string_view{wire}.substr(0, n), 1 << 20, p)
+                .status,
+              decode_status::need_more)
+      << n;
+  }
+  packet p;
+  auto r = next_packet(wire, 1 << 20, p);
+  ASSERT_EQ(r.status, decode_status::ok);
+  EXPECT_EQ(r.consumed, wire.size());
+  EXPECT_EQ(p.payload, "\x03SELECT 1");
+  EXPECT_EQ(p.sequence, 0);
+}
+
+TEST(mysqlwire_packets, payloads_of_16_mib_continue_in_the_next_packet) {
+  std::string big(max_payload + 10, 'x');
+  std::string wire;
+  EXPECT_EQ(frame(wire, big, 0), 2); // two packets: full, then 10 bytes
+  std::string exact(max_payload, 'y');
+  std::string wire2;
+  EXPECT_EQ(frame(wire2, exact, 5), 7); // full, then an empty one
+  EXPECT_EQ(wire2.size(), max_payload + 8);
+  packet p;
+  auto r = next_packet(wire, 32 << 20, p);
+  ASSERT_EQ(r.status, decode_status::ok);
+  EXPECT_EQ(p.payload.size(), big.size());
+  EXPECT_EQ(p.sequence, 1);
+  r = next_packet(wire2, 32 << 20, p);
+  ASSERT_EQ(r.status, decode_status::ok);
+  EXPECT_EQ(p.payload, exact);
+  // Over the message limit: an error, not an allocation.
+  EXPECT_EQ(next_packet(wire, 1 << 20, p).status, decode_status::error);
+}
+
+TEST(mysqlwire_packets, length_encoded_integers_round_trip) {
+  for (uint64_t v : {0ull, 250ull, 251ull, 65535ull, 65536ull, 16777215ull,
+                     16777216ull, ~0ull}) {
+    std::string out;
+    put_lenenc_int(out, v);
+    size_t pos = 0;
+    EXPECT_EQ(read_lenenc_int(out, pos), v) << v;
+    EXPECT_EQ(pos, out.size());
+  }
+  size_t pos = 0;
+  EXPECT_FALSE(read_lenenc_int("\xfc\x01", pos)); // truncated
+  pos = 0;
+  EXPECT_FALSE(read_lenenc_int("\xfb", pos)); // NULL marker
+}
+
+TEST(mysqlwire_handshake, greeting_carries_version_scramble_and_plugin) {
+  handshake_v10 h;
+  h.connection_id = 7;
+  h.scramble = std::string(20, 'a');
+  h.capabilities = client_protocol_41 | client_plugin_auth
+                   | client_secure_connection;
+  auto g = encode(h);
+  EXPECT_EQ(g[0], '\x0a');
+  EXPECT_NE(g.find("8.0.34-QueryFlux"), std::string::npos);
+  EXPECT_NE(g.find("mysql_native_password"), std::string::npos);
+  EXPECT_EQ(g.back(), '\0');
+}
+
+TEST(mysqlwire_handshake, response41_is_parsed) {
+  std::string in;
+  auto le = [&](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i)
+      in += static_cast<char>((v >> (8 * i)) & 0xFF);
+  };
+  le(client_protocol_41 | client_secure_connection | client_connect_with_db
+       | client_plugin_auth,
+     4);
+  le(1 << 24, 4);
+  in += '\x2d';
+  in.append(23, '\0');
+  in += std::string("alice\0", 6);
+  in += '\x14';
+  in += std::string(20, 'T');
+  in += std::string("demo\0", 5);
+  in += std::string("mysql_native_password\0", 22);
+  auto r = parse_handshake_response(in);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->user, "alice");
+  EXPECT_EQ(r->auth_response, std::string(20, 'T'));
+  EXPECT_EQ(r->database, "demo");
+  EXPECT_EQ(r->auth_plugin, "mysql_native_password");
+  EXPECT_FALSE(r->ssl_request_only);
+  // Truncated or pre-4.1 responses are refused.
+  EXPECT_FALSE(parse_handshake_response(in.substr(0, 40)));
+  std::string old = in;
+  old[1] = 0; // drop CLIENT_PROTOCOL_41
+  EXPECT_FALSE(parse_handshake_response(old));
+}
+
+TEST(mysqlwire_handshake, native_password_token_matches_the_algorithm) {
+  std::string scramble;
+  for (char c = 1; c <= 20; ++c)
+    scramble += c;
+  EXPECT_EQ(hex(native_password_token("s3cret", scramble)),
+            "f66fdd3ff855d9349a0ddb50c4a1a535fb412465");
+  EXPECT_EQ(native_password_token("", scramble), "");
+}
+
+TEST(mysqlwire_commands, are_parsed) {
+  EXPECT_TRUE(std::holds_alternative<com_quit>(*parse_command("\x01")));
+  EXPECT_TRUE(std::holds_alternative<com_ping>(*parse_command("\x0e")));
+  EXPECT_EQ(std::get<com_query>(*parse_command("\x03SELECT 1")).sql,
+            "SELECT 1");
+  EXPECT_EQ(std::get<com_init_db>(*parse_command("\x02" "demo")).database,
+            "demo");
+  EXPECT_EQ(std::get<com_stmt_close>(*parse_command(std::string("\x19\x05\0\0\0",
+                                                                5)))
+              .statement,
+            5u);
+  EXPECT_EQ(std::get<com_unknown>(*parse_command("\x7f")).code, 0x7f);
+  EXPECT_FALSE(parse_command(""));
+  EXPECT_FALSE(parse_command("\x19\x01"));
+}
+
+TEST(mysqlwire_server, ok_err_eof_and_rows) {
+  EXPECT_EQ(hex(ok_packet(3, 0, 2, 0)), "00030002000000");
+  EXPECT_EQ(err_packet(1064, "42000", "syntax"),
+            std::string("\xff\x28\x04#42000syntax"));
+  EXPECT_EQ(hex(eof_packet(2, 0)), "fe00000200");
+  std::vector<column> cols{{"n", {type_id::bigint}},
+                           {"s", {type_id::varchar}},
+                           {"b", {type_id::boolean}}};
+  row_batch rows;
+  rows.width = 3;
+  rows.cells = {"42", std::nullopt, "true"};
+  EXPECT_EQ(text_row(cols, rows, 0), std::string("\x02" "42\xfb\x01" "1"));
+  auto def = column_definition(cols[0]);
+  EXPECT_NE(def.find("\x01n\x01n"), std::string::npos);
+  EXPECT_EQ(column_type({type_id::decimal, 10, 2}), 246);
+}
