@@ -15,7 +15,7 @@ admin API and metrics on :9000. Try it from another terminal:
   curl -s -H 'X-Trino-User: me' --data 'SELECT city, count(*) FROM customers GROUP BY 1' \
     http://127.0.0.1:8080/v1/statement          # then GET the nextUri it returns
 
-  node -e "const {Trino}=require('trino-client');(async()=>{const t=Trino.create({server:'http://127.0.0.1:8080',catalog:'demo',schema:'main'});
+  node -e "const {Trino,BasicAuth}=require('trino-client');(async()=>{const t=Trino.create({server:'http://127.0.0.1:8080',catalog:'demo',schema:'main',auth:new BasicAuth('me')});
     for await (const r of await t.query('SELECT c.city, sum(p.price*o.quantity) AS revenue FROM orders o JOIN customers c ON c.id=o.customer_id JOIN products p ON p.id=o.product_id GROUP BY 1 ORDER BY 2 DESC')) console.table(r.data)})()"
     # (npm install trino-client first, or run it from tests/e2e)
 

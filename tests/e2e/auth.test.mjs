@@ -3,22 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Trino, BasicAuth } from 'trino-client';
-import { startGateway, config, runClient, parseMetrics, metricValue } from './support/gateway.mjs';
-
-function selfSigned(t) {
-  const dir = mkdtempSync(join(tmpdir(), 'qf-auth-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const cert = join(dir, 'server.crt');
-  const key = join(dir, 'server.key');
-  const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key,
-    '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return { cert, key };
-}
+import { startGateway, config, runClient, parseMetrics, metricValue, selfSignedCert } from './support/gateway.mjs';
 
 function authConfig(ports, tls, allowCleartextWithoutTls) {
   const cfg = config({
@@ -40,7 +26,7 @@ function psql(port, { user = 'alice', password, sslmode = 'require' }) {
 
 test('PostgreSQL clients need the right password, and TLS to send it', async (t) => {
   const ports = { trino: 23400, admin: 23401, pg: 23402 };
-  const gw = await startGateway(authConfig(ports, selfSigned(t), true));
+  const gw = await startGateway(authConfig(ports, selfSignedCert(t), true));
   t.after(() => gw.kill());
   assert.equal(psql(ports.pg, { password: 's3cret' }).stdout, '1\n');
   const wrong = psql(ports.pg, { password: 'nope' });
@@ -71,7 +57,7 @@ test('PostgreSQL clients need the right password, and TLS to send it', async (t)
 });
 
 test('without TLS the password is never asked for, unless cleartext is allowed', async (t) => {
-  const tls = selfSigned(t);
+  const tls = selfSignedCert(t);
   const strict = { trino: 23410, admin: 23411, pg: 23412 };
   const a = await startGateway(authConfig(strict, tls, false));
   t.after(() => a.kill());

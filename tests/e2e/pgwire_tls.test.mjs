@@ -3,23 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { startGateway, config, runCli, writeConfig } from './support/gateway.mjs';
-
-function selfSigned(t) {
-  const dir = mkdtempSync(join(tmpdir(), 'qf-tls-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const cert = join(dir, 'server.crt');
-  const key = join(dir, 'server.key');
-  const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key,
-    '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return { cert, key };
-}
+import { startGateway, config, runCli, writeConfig, selfSignedCert } from './support/gateway.mjs';
 
 function tlsConfig(ports, tls) {
   const cfg = config({
@@ -39,7 +25,7 @@ function psql(port, sslmode, sql) {
 
 test('psql and node-postgres connect over TLS; plain connections still work', async (t) => {
   const ports = { trino: 23300, admin: 23301, pg: 23302 };
-  const gw = await startGateway(tlsConfig(ports, selfSigned(t)));
+  const gw = await startGateway(tlsConfig(ports, selfSignedCert(t)));
   t.after(() => gw.kill());
   for (let i = 0; i < 10; i++) {
     const r = psql(ports.pg, 'require', `SELECT ${i}`);
@@ -61,7 +47,7 @@ test('psql and node-postgres connect over TLS; plain connections still work', as
 
 test('bytes sent in the clear after an SSLRequest are refused', async (t) => {
   const ports = { trino: 23310, admin: 23311, pg: 23312 };
-  const gw = await startGateway(tlsConfig(ports, selfSigned(t)));
+  const gw = await startGateway(tlsConfig(ports, selfSignedCert(t)));
   t.after(() => gw.kill());
   const sslRequest = Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
   const injected = Buffer.from([0, 0, 0, 8, 0, 3, 0, 0]);

@@ -338,3 +338,16 @@ export async function waitFor(fn, { timeoutMs = 5000, intervalMs = 25, what = 'c
 }
 
 export { sleep };
+
+/// A throwaway self-signed certificate for 127.0.0.1: { cert, key } paths,
+/// removed when the test ends.
+export function selfSignedCert(t) {
+  const dir = mkdtempSync(join(tmpdir(), 'qf-tls-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const cert = join(dir, 'server.crt');
+  const key = join(dir, 'server.key');
+  const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key,
+    '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`openssl failed: ${r.stderr}`);
+  return { cert, key };
+}
