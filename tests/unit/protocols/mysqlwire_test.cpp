@@ -161,3 +161,185 @@ TEST(mysqlwire_server, ok_err_eof_and_rows) {
   EXPECT_NE(def.find("\x01n\x01n"), std::string::npos);
   EXPECT_EQ(column_type({type_id::decimal, 10, 2}), 246);
 }
+
+// -- the session state machine ------------------------------------------------
+
+#include "protocols/mysqlwire/session.hpp"
+
+namespace {
+
+/// The payloads (and sequence ids) of the packets in out.
+std::vector<packet> packets_of(const std::string& out) {
+  std::vector<packet> result;
+  std::string_view rest = out;
+  while (!rest.empty()) {
+    packet p;
+    auto r = next_packet(rest, 1 << 24, p);
+    if (r.status != decode_status::ok)
+      break;
+    result.push_back(p);
+    rest.remove_prefix(r.consumed);
+  }
+  return result;
+}
+
+std::string login_packet(const std::string& user, const std::string& plugin,
+                         uint8_t seq = 1) {
+  std::string in;
+  auto le = [&](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i)
+      in += static_cast<char>((v >> (8 * i)) & 0xFF);
+  };
+  le(client_protocol_41 | client_secure_connection | client_plugin_auth
+       | client_connect_with_db,
+     4);
+  le(1 << 24, 4);
+  in += '\x2d';
+  in.append(23, '\0');
+  in += user;
+  in += '\0';
+  in += '\x14';
+  in += std::string(20, 'T');
+  in += "demo";
+  in += '\0';
+  in += plugin;
+  in += '\0';
+  std::string wire;
+  frame(wire, in, seq);
+  return wire;
+}
+
+std::string command_packet(std::string_view payload) {
+  std::string wire;
+  frame(wire, payload, 0);
+  return wire;
+}
+
+server_session logged_in() {
+  server_session s{{7, std::string(20, 's')}};
+  s.take_output();
+  s.feed(login_packet("alice", "mysql_native_password"));
+  s.next_event();
+  s.accept();
+  s.take_output();
+  return s;
+}
+
+} // namespace
+
+TEST(mysqlwire_session, greets_then_logs_in_with_the_client_token) {
+  server_session s{{7, std::string(20, 's')}};
+  auto greeting = packets_of(s.take_output());
+  ASSERT_EQ(greeting.size(), 1u);
+  EXPECT_EQ(greeting[0].sequence, 0);
+  EXPECT_EQ(greeting[0].payload[0], '\x0a');
+  s.feed(login_packet("alice", "mysql_native_password"));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  auto& login = std::get<login_event>(*ev);
+  EXPECT_EQ(login.user, "alice");
+  EXPECT_EQ(login.auth_response, std::string(20, 'T'));
+  EXPECT_EQ(login.database, "demo");
+  s.accept();
+  auto ok = packets_of(s.take_output());
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].sequence, 2);
+  EXPECT_EQ(ok[0].payload[0], '\0');
+}
+
+TEST(mysqlwire_session, another_plugin_is_switched_to_native_password) {
+  server_session s{{7, std::string(20, 's')}};
+  s.take_output();
+  s.feed(login_packet("bob", "caching_sha2_password"));
+  EXPECT_FALSE(s.next_event());
+  auto sw = packets_of(s.take_output());
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].payload[0], '\xfe');
+  EXPECT_NE(sw[0].payload.find("mysql_native_password"), std::string::npos);
+  std::string token;
+  frame(token, std::string(20, 'N'), 3);
+  s.feed(token);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<login_event>(*ev).auth_response, std::string(20, 'N'));
+}
+
+TEST(mysqlwire_session, a_rejected_login_gets_err_and_closes) {
+  server_session s{{7, std::string(20, 's')}};
+  s.take_output();
+  s.feed(login_packet("eve", "mysql_native_password"));
+  s.next_event();
+  s.reject({1045, "28000", "Access denied for user 'eve'"});
+  auto err = packets_of(s.take_output());
+  ASSERT_EQ(err.size(), 1u);
+  EXPECT_EQ(err[0].payload.substr(0, 3), "\xff\x15\x04");
+  EXPECT_TRUE(s.closing());
+}
+
+TEST(mysqlwire_session, a_query_result_is_columns_eof_rows_eof) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03SELECT 1 AS x"));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).sql, "SELECT 1 AS x");
+  s.columns({{"x", {type_id::integer}}});
+  row_batch rows{1, {std::string{"1"}}};
+  s.rows(rows);
+  s.complete(-1);
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 5u); // count, definition, EOF, row, EOF
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_EQ(out[i].sequence, i + 1);
+  EXPECT_EQ(out[0].payload, "\x01");
+  EXPECT_EQ(out[2].payload[0], '\xfe');
+  EXPECT_EQ(out[3].payload, "\x01" "1");
+}
+
+TEST(mysqlwire_session, commands_without_rows_get_ok_with_affected_rows) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03INSERT INTO t VALUES (1), (2)"));
+  s.next_event();
+  s.columns({});
+  s.complete(2);
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].payload.substr(0, 2), std::string("\0\x02", 2));
+}
+
+TEST(mysqlwire_session, connect_time_questions_are_answered_here) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03select @@version_comment limit 1"));
+  EXPECT_FALSE(s.next_event());
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_NE(out[3].payload.find("QueryFlux"), std::string::npos);
+  s.feed(command_packet("\x03SELECT DATABASE()"));
+  out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_NE(out[3].payload.find("demo"), std::string::npos);
+  s.feed(command_packet("\x03SET NAMES utf8mb4"));
+  EXPECT_EQ(packets_of(s.take_output())[0].payload[0], '\0');
+  s.feed(command_packet("\x0e")); // COM_PING
+  EXPECT_EQ(packets_of(s.take_output())[0].payload[0], '\0');
+  s.feed(command_packet("\x02other")); // COM_INIT_DB
+  s.take_output();
+  EXPECT_EQ(s.database(), "other");
+  // A query mixing variables and tables goes to the engine.
+  s.feed(command_packet("\x03SELECT @@version, x FROM t"));
+  EXPECT_TRUE(s.next_event());
+}
+
+TEST(mysqlwire_session, errors_keep_the_session_and_quit_closes) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03SELEC 1"));
+  s.next_event();
+  s.fail({1064, "42000", "syntax error"});
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].payload[0], '\xff');
+  EXPECT_FALSE(s.closing());
+  s.feed(command_packet("\x16SELECT ?")); // COM_STMT_PREPARE: not yet
+  EXPECT_EQ(packets_of(s.take_output())[0].payload[0], '\xff');
+  s.feed(command_packet("\x01"));
+  EXPECT_TRUE(s.closing());
+}

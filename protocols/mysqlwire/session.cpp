@@ -1,0 +1,321 @@
+// MySQL server session: greeting, login (with a switch to
+// mysql_native_password when the client starts with another plugin), and
+// the command phase with the questions every client asks on connect
+// answered here.
+#include "protocols/mysqlwire/session.hpp"
+
+#include "protocols/sql/statements.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+namespace qf::mysqlwire {
+
+namespace {
+
+constexpr uint16_t status_autocommit = 2;
+
+constexpr uint32_t offered_capabilities
+  = client_long_password | client_found_rows | client_long_flag
+    | client_connect_with_db | client_protocol_41 | client_transactions
+    | client_secure_connection | client_multi_results | client_plugin_auth
+    | client_connect_attrs | client_plugin_auth_lenenc;
+
+constexpr std::string_view native_plugin = "mysql_native_password";
+
+std::string lower(std::string_view s) {
+  std::string out{s};
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty()
+         && (std::isspace(static_cast<unsigned char>(s.front()))
+             || s.front() == ';'))
+    s.remove_prefix(1);
+  while (!s.empty()
+         && (std::isspace(static_cast<unsigned char>(s.back()))
+             || s.back() == ';'))
+    s.remove_suffix(1);
+  return s;
+}
+
+/// What a client may ask about the server through @@variables.
+std::string variable_value(std::string_view name,
+                           const std::string& server_version) {
+  auto n = lower(name);
+  for (auto prefix : {"session.", "global.", "local."})
+    if (n.rfind(prefix, 0) == 0)
+      n.erase(0, std::string_view{prefix}.size());
+  if (n == "version_comment")
+    return "QueryFlux";
+  if (n == "version")
+    return server_version;
+  if (n == "max_allowed_packet")
+    return "16777216";
+  if (n == "auto_increment_increment" || n == "autocommit")
+    return "1";
+  if (n.rfind("character_set_", 0) == 0)
+    return "utf8mb4";
+  if (n.rfind("collation_", 0) == 0)
+    return "utf8mb4_general_ci";
+  if (n == "time_zone")
+    return "+00:00";
+  if (n == "system_time_zone")
+    return "UTC";
+  if (n == "tx_isolation" || n == "transaction_isolation")
+    return "REPEATABLE-READ";
+  if (n == "lower_case_table_names" || n == "sql_mode")
+    return n == "sql_mode" ? "" : "0";
+  if (n == "wait_timeout" || n == "interactive_timeout")
+    return "28800";
+  if (n == "net_write_timeout")
+    return "60";
+  return "";
+}
+
+} // namespace
+
+server_session::server_session(session_options opts) : opts_(std::move(opts)) {
+  handshake_v10 h;
+  h.server_version = opts_.server_version;
+  h.connection_id = opts_.connection_id;
+  h.scramble = opts_.scramble;
+  h.capabilities = offered_capabilities;
+  h.status = status_autocommit;
+  seq_ = 0;
+  send(encode(h));
+}
+
+void server_session::feed(std::string_view bytes) {
+  in_.append(bytes);
+  process();
+}
+
+std::optional<session_event> server_session::next_event() {
+  if (events_.empty())
+    return std::nullopt;
+  auto ev = std::move(events_.front());
+  events_.pop_front();
+  return ev;
+}
+
+std::string server_session::take_output() {
+  return std::exchange(out_, {});
+}
+
+void server_session::send(std::string_view payload) {
+  seq_ = frame(out_, payload, seq_);
+}
+
+void server_session::process() {
+  while (state_ == state::login || state_ == state::idle) {
+    packet p;
+    auto r = next_packet(in_, opts_.max_message, p);
+    if (r.status == decode_status::need_more)
+      return;
+    if (r.status == decode_status::error) {
+      seq_ = 0;
+      send(err_packet(1153, "08S01", "got a packet bigger than "
+                                     "max_allowed_packet bytes"));
+      state_ = state::closing;
+      return;
+    }
+    in_.erase(0, r.consumed);
+    seq_ = static_cast<uint8_t>(p.sequence + 1); // replies continue it
+    if (state_ == state::login)
+      handle_login(p);
+    else
+      handle_command(p);
+  }
+}
+
+void server_session::handle_login(const packet& p) {
+  if (!user_.empty()) {
+    // The answer to our switch to mysql_native_password: just the token.
+    events_.push_back(login_event{user_, p.payload, database_});
+    state_ = state::awaiting_accept;
+    return;
+  }
+  auto r = parse_handshake_response(p.payload);
+  if (!r || r->user.empty()) {
+    send(err_packet(1043, "08S01", "bad handshake"));
+    state_ = state::closing;
+    return;
+  }
+  if (r->ssl_request_only) {
+    send(err_packet(1043, "08S01", "TLS is not configured on this server"));
+    state_ = state::closing;
+    return;
+  }
+  user_ = r->user;
+  database_ = r->database;
+  if (!r->auth_plugin.empty() && r->auth_plugin != native_plugin) {
+    // AuthSwitchRequest: ask for a mysql_native_password token instead.
+    std::string sw(1, '\xfe');
+    sw += native_plugin;
+    sw += '\0';
+    sw += opts_.scramble;
+    sw += '\0';
+    send(sw);
+    return; // the next packet carries the token
+  }
+  events_.push_back(login_event{user_, r->auth_response, database_});
+  state_ = state::awaiting_accept;
+}
+
+void server_session::accept() {
+  if (state_ != state::awaiting_accept)
+    return;
+  send(ok_packet(0, 0, status_autocommit, 0));
+  state_ = state::idle;
+  process();
+}
+
+void server_session::reject(const error_info& e) {
+  send(err_packet(e.code, e.sqlstate, e.message));
+  state_ = state::closing;
+}
+
+void server_session::handle_command(const packet& p) {
+  auto cmd = parse_command(p.payload);
+  if (!cmd) {
+    send(err_packet(1047, "08S01", "unknown command"));
+    return;
+  }
+  if (std::holds_alternative<com_quit>(*cmd)) {
+    state_ = state::closing;
+  } else if (std::holds_alternative<com_ping>(*cmd)) {
+    send(ok_packet(0, 0, status_autocommit, 0));
+  } else if (auto* db = std::get_if<com_init_db>(&*cmd)) {
+    database_ = db->database;
+    send(ok_packet(0, 0, status_autocommit, 0));
+  } else if (std::holds_alternative<com_field_list>(*cmd)) {
+    send(eof_packet(status_autocommit, 0)); // no column metadata here
+  } else if (auto* q = std::get_if<com_query>(&*cmd)) {
+    if (!answer_locally(q->sql)) {
+      state_ = state::running;
+      events_.push_back(query_event{q->sql});
+    }
+  } else if (std::holds_alternative<com_stmt_prepare>(*cmd)) {
+    send(err_packet(1295, "HY000", "prepared statements are not supported "
+                                   "yet; use text queries"));
+  } else {
+    send(err_packet(1047, "08S01", "unknown command"));
+  }
+}
+
+/// The questions clients ask on connect, answered without an engine:
+/// session variables, the current database, warnings, SET.
+bool server_session::answer_locally(const std::string& sql) {
+  auto text = trim(sql);
+  auto kw = sql::leading_keyword(text);
+  auto low = lower(text);
+  if (kw == "SET") {
+    send(ok_packet(0, 0, status_autocommit, 0));
+    return true;
+  }
+  if (low == "show warnings" || low == "show errors") {
+    std::vector<column> cols{{"Level", {type_id::varchar}},
+                             {"Code", {type_id::bigint}},
+                             {"Message", {type_id::varchar}}};
+    send_result(cols, row_batch{3, {}});
+    return true;
+  }
+  if (low == "select database()" || low == "select schema()") {
+    std::vector<column> cols{{std::string{text.substr(7)}, {type_id::varchar}}};
+    row_batch rows{1, {}};
+    rows.cells.push_back(database_.empty() ? cell{} : cell{database_});
+    send_result(cols, rows);
+    return true;
+  }
+  if (kw == "SELECT" && low.find("@@") != std::string::npos
+      && low.find(" from ") == std::string::npos) {
+    // SELECT @@a, @@b [LIMIT 1]
+    auto list = text.substr(6);
+    if (auto limit = lower(list).find(" limit "); limit != std::string::npos)
+      list = list.substr(0, limit);
+    std::vector<column> cols;
+    row_batch rows{0, {}};
+    size_t start = 0;
+    while (start <= list.size()) {
+      auto comma = list.find(',', start);
+      auto item = trim(list.substr(start, comma == std::string_view::npos
+                                            ? std::string_view::npos
+                                            : comma - start));
+      if (item.rfind("@@", 0) != 0)
+        return false; // not only variables: leave it to the engine
+      cols.push_back({std::string{item}, {type_id::varchar}});
+      rows.cells.emplace_back(
+        variable_value(item.substr(2), opts_.server_version));
+      if (comma == std::string_view::npos)
+        break;
+      start = comma + 1;
+    }
+    rows.width = cols.size();
+    send_result(cols, rows);
+    return true;
+  }
+  return false;
+}
+
+void server_session::send_result(const std::vector<column>& cols,
+                                 const row_batch& rows) {
+  std::string count;
+  put_lenenc_int(count, cols.size());
+  send(count);
+  for (const auto& c : cols)
+    send(column_definition(c));
+  send(eof_packet(status_autocommit, 0));
+  for (size_t r = 0; r < rows.rows(); ++r)
+    send(text_row(cols, rows, r));
+  send(eof_packet(status_autocommit, 0));
+}
+
+void server_session::columns(const std::vector<column>& cols) {
+  if (state_ != state::running)
+    return;
+  current_columns_ = cols;
+  if (cols.empty())
+    return; // a command: OK after it completes
+  std::string count;
+  put_lenenc_int(count, cols.size());
+  send(count);
+  for (const auto& c : cols)
+    send(column_definition(c));
+  send(eof_packet(status_autocommit, 0));
+}
+
+void server_session::rows(const row_batch& batch) {
+  if (state_ != state::running || current_columns_.empty())
+    return;
+  for (size_t r = 0; r < batch.rows(); ++r)
+    send(text_row(current_columns_, batch, r));
+}
+
+void server_session::complete(int64_t affected_rows) {
+  if (state_ != state::running)
+    return;
+  if (current_columns_.empty())
+    send(ok_packet(static_cast<uint64_t>(std::max<int64_t>(affected_rows, 0)),
+                   0, status_autocommit, 0));
+  else
+    send(eof_packet(status_autocommit, 0));
+  current_columns_.clear();
+  state_ = state::idle;
+  process();
+}
+
+void server_session::fail(const error_info& e) {
+  if (state_ != state::running)
+    return;
+  send(err_packet(e.code, e.sqlstate, e.message));
+  current_columns_.clear();
+  state_ = state::idle;
+  process();
+}
+
+} // namespace qf::mysqlwire

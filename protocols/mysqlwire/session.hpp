@@ -1,0 +1,94 @@
+// The server side of one MySQL connection as a state machine: greeting,
+// login, then commands. Bytes in, bytes and events out; the driver runs the
+// statements and reports back. Pure: no sockets, no engine, no clock.
+#pragma once
+
+#include "protocols/common/rows.hpp"
+#include "protocols/mysqlwire/packets.hpp"
+
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace qf::mysqlwire {
+
+struct session_options {
+  uint32_t connection_id = 0;
+  std::string scramble; // 20 random bytes, none of them NUL
+  size_t max_message = 16 * 1024 * 1024;
+  std::string server_version = "8.0.34-QueryFlux";
+};
+
+/// The client logged in: the driver checks the token against the scramble
+/// and calls accept() or reject().
+struct login_event {
+  std::string user;
+  std::string auth_response;
+  std::string database;
+};
+
+/// Run one statement; the driver reports with columns(), rows(),
+/// complete() or fail().
+struct query_event {
+  std::string sql;
+};
+
+using session_event = std::variant<login_event, query_event>;
+
+/// A MySQL error: code, SQLSTATE and message.
+struct error_info {
+  uint16_t code = 1105; // ER_UNKNOWN_ERROR
+  std::string sqlstate = "HY000";
+  std::string message;
+};
+
+class server_session {
+public:
+  explicit server_session(session_options opts);
+
+  void feed(std::string_view bytes);
+  std::optional<session_event> next_event();
+  std::string take_output();
+
+  bool closing() const {
+    return state_ == state::closing;
+  }
+
+  const std::string& database() const {
+    return database_;
+  }
+
+  // -- driver reports ---------------------------------------------------------
+
+  void accept();
+  void reject(const error_info& e);
+  void columns(const std::vector<column>& cols);
+  void rows(const row_batch& batch);
+  void complete(int64_t affected_rows);
+  void fail(const error_info& e);
+
+private:
+  enum class state { login, awaiting_accept, idle, running, closing };
+
+  void process();
+  void handle_login(const packet& p);
+  void handle_command(const packet& p);
+  bool answer_locally(const std::string& sql);
+  void send(std::string_view payload);
+  void send_result(const std::vector<column>& cols, const row_batch& rows);
+
+  session_options opts_;
+  state state_ = state::login;
+  std::string in_;
+  std::string out_;
+  std::deque<session_event> events_;
+  uint8_t seq_ = 0; // the next sequence id we write
+  std::string user_;
+  std::string database_;
+  std::vector<column> current_columns_;
+};
+
+} // namespace qf::mysqlwire
