@@ -7,10 +7,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/deploy/build.sh" queryflux
 cat <<'MSG'
 
-QueryFlux is starting: PostgreSQL wire on :5432, Trino HTTP on :8080,
-admin API and metrics on :9000. Try it from another terminal:
+QueryFlux is starting: PostgreSQL wire on :5432, MySQL wire on :3306,
+Trino HTTP on :8080, admin API and metrics on :9000. Try it from another
+terminal:
 
   psql -h 127.0.0.1 -p 5432 -U me demo -c 'SELECT city, count(*) FROM customers GROUP BY 1'
+  mariadb -h127.0.0.1 -P3306 -ume demo -e 'SELECT name, price FROM products ORDER BY price'
 
   curl -s -H 'X-Trino-User: me' --data 'SELECT city, count(*) FROM customers GROUP BY 1' \
     http://127.0.0.1:8080/v1/statement          # then GET the nextUri it returns

@@ -3,7 +3,7 @@
 #include "net/cli.hpp"
 
 #include "actors/node/node.hpp"
-#include "net/boundary/pg_frontend.hpp"
+#include "net/boundary/wire_frontends.hpp"
 #include "net/boundary/routes.hpp"
 #include "net/http/server.hpp"
 #include "net/logging.hpp"
@@ -160,6 +160,10 @@ int serve(const options& opts) {
            q.postgres_wire.tls_key_file},
           boundary::make_pg_frontend(svc,
                                      !q.postgres_wire.tls_cert_file.empty()));
+      if (q.mysql_wire.enabled)
+        wire_listeners.listen({"mysqlWire", "0.0.0.0", q.mysql_wire.port,
+                               q.mysql_wire.max_connections, {}, {}},
+                              boundary::make_mysql_frontend(svc));
       web.start(2);
       wire_listeners.start(1);
       spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups)",

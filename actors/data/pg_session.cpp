@@ -1,6 +1,7 @@
 // PostgreSQL sessions on top of statement actors.
 #include "actors/data/pg_session.hpp"
 
+#include "actors/data/pull_pages.hpp"
 #include "actors/data/statement.hpp"
 #include "protocols/common/secrets.hpp"
 
@@ -11,8 +12,6 @@ namespace qf {
 namespace {
 
 using self_ptr = caf::stateful_actor<pg_session_state>*;
-
-constexpr uint32_t rows_per_fetch = 4096;
 
 /// SQLSTATEs for our failures: each refusal has its own.
 std::string sqlstate_for(const std::string& error_name) {
@@ -67,51 +66,39 @@ void flush(self_ptr self) {
     st.io.write(std::move(out));
 }
 
-void fetch(self_ptr self) {
-  self
-    ->request(self->state.statement, caf::infinite, atom::fetch::value,
-              rows_per_fetch)
-    .then(
-      [self](statement_page& page) {
-        auto& st = self->state;
-        auto& s = *st.session;
-        if (page.failed) {
-          take_pin(self, page);
-          st.statement = nullptr;
-          auto code = page.error_sqlstate.empty()
-                        ? sqlstate_for(page.error_name)
-                        : page.error_sqlstate;
-          s.fail({"ERROR", code, page.error_message, ""});
-          pump(self);
-          return;
-        }
-        if (!st.columns_sent && (!page.columns.empty() || page.done)) {
-          st.columns_sent = true;
-          if (!s.columns(page.columns)) { // refused; the session answered
-            self->send(st.statement, atom::cancel::value, false);
-            st.statement = nullptr;
-            pump(self);
-            return;
-          }
-        }
-        if (page.rows.rows() > 0)
-          s.rows(page.rows);
-        if (page.done) {
-          take_pin(self, page);
-          st.statement = nullptr;
-          s.complete(page.affected);
-          pump(self);
-          return;
-        }
-        flush(self); // stream rows as they come
-        fetch(self);
-      },
-      [self](caf::error& err) {
-        auto& st = self->state;
-        st.statement = nullptr;
-        st.session->fail({"ERROR", "XX000", message_of(err), ""});
-        pump(self);
-      });
+/// One page of the running statement into the session; true for more.
+bool on_page(self_ptr self, statement_page& page) {
+  auto& st = self->state;
+  auto& s = *st.session;
+  if (page.failed) {
+    take_pin(self, page);
+    st.statement = nullptr;
+    auto code = page.error_sqlstate.empty() ? sqlstate_for(page.error_name)
+                                            : page.error_sqlstate;
+    s.fail({"ERROR", code, page.error_message, ""});
+    pump(self);
+    return false;
+  }
+  if (!st.columns_sent && (!page.columns.empty() || page.done)) {
+    st.columns_sent = true;
+    if (!s.columns(page.columns)) { // refused; the session answered
+      self->send(st.statement, atom::cancel::value, false);
+      st.statement = nullptr;
+      pump(self);
+      return false;
+    }
+  }
+  if (page.rows.rows() > 0)
+    s.rows(page.rows);
+  if (page.done) {
+    take_pin(self, page);
+    st.statement = nullptr;
+    s.complete(page.affected);
+    pump(self);
+    return false;
+  }
+  flush(self); // stream rows as they come
+  return true;
 }
 
 void run(self_ptr self, std::string sql, engines::parameters values,
@@ -139,7 +126,8 @@ void run(self_ptr self, std::string sql, engines::parameters values,
     spec.session.headers[k] = v; // the header router sees startup parameters
   st.statement = self->spawn(statement_actor, std::move(spec), st.node);
   st.columns_sent = false;
-  fetch(self);
+  pull_pages(self, st.statement,
+             [self](statement_page& page) { return on_page(self, page); });
 }
 
 /// Startup and authentication passed: open for statements.

@@ -232,17 +232,20 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
         read_frontend(w, m, fp + ".mysqlWire", out.mysql_wire);
       if (auto fl = f["flightSql"])
         read_frontend(w, fl, fp + ".flightSql", out.flight_sql);
-      for (auto [name, fe] : {std::pair{"mysqlWire", &out.mysql_wire},
-                              std::pair{"flightSql", &out.flight_sql}})
-        if (fe->enabled)
-          w.report(fp + "." + name,
-                   "this frontend is not available in this build yet");
+      if (out.flight_sql.enabled)
+        w.report(fp + ".flightSql",
+                 "this frontend is not available in this build yet");
+      if (out.mysql_wire.enabled && !out.mysql_wire.tls_cert_file.empty())
+        w.report(fp + ".mysqlWire.tls", "TLS on mysqlWire is not available "
+                                        "in this build yet");
     }
   }
   if (out.trino_http.enabled && out.trino_http.port == 0)
     out.trino_http.port = 8080;
   if (out.postgres_wire.enabled && out.postgres_wire.port == 0)
     out.postgres_wire.port = 5432;
+  if (out.mysql_wire.enabled && out.mysql_wire.port == 0)
+    out.mysql_wire.port = 3306;
   if (auto a = n["adminApi"]; a && !a.IsNull()) {
     auto ap = path + ".adminApi";
     if (w.expect_map(a, ap)) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <utility>
 
 namespace qf::mysqlwire {
@@ -198,6 +199,7 @@ void server_session::handle_command(const packet& p) {
   } else if (auto* q = std::get_if<com_query>(&*cmd)) {
     if (!answer_locally(q->sql)) {
       state_ = state::running;
+      current_sql_ = q->sql;
       events_.push_back(query_event{q->sql});
     }
   } else if (std::holds_alternative<com_stmt_prepare>(*cmd)) {
@@ -278,6 +280,16 @@ void server_session::send_result(const std::vector<column>& cols,
 void server_session::columns(const std::vector<column>& cols) {
   if (state_ != state::running)
     return;
+  auto kw = sql::leading_keyword(current_sql_);
+  bool returns_rows = kw == "SELECT" || kw == "WITH" || kw == "SHOW"
+                      || kw == "VALUES" || kw == "TABLE" || kw == "DESCRIBE"
+                      || kw == "EXPLAIN" || kw == "DESC";
+  // DuckDB answers DML and DDL with one "Count" column; MySQL clients
+  // expect an OK packet with the affected rows.
+  if (!returns_rows && cols.size() == 1 && cols[0].name == "Count") {
+    dml_count_ = 0;
+    return;
+  }
   current_columns_ = cols;
   if (cols.empty())
     return; // a command: OK after it completes
@@ -290,6 +302,13 @@ void server_session::columns(const std::vector<column>& cols) {
 }
 
 void server_session::rows(const row_batch& batch) {
+  if (dml_count_ && batch.rows() > 0 && batch.at(0, 0)) {
+    const auto& v = *batch.at(0, 0);
+    int64_t n = 0;
+    std::from_chars(v.data(), v.data() + v.size(), n);
+    dml_count_ = n;
+    return;
+  }
   if (state_ != state::running || current_columns_.empty())
     return;
   for (size_t r = 0; r < batch.rows(); ++r)
@@ -299,12 +318,14 @@ void server_session::rows(const row_batch& batch) {
 void server_session::complete(int64_t affected_rows) {
   if (state_ != state::running)
     return;
+  auto affected = dml_count_ ? *dml_count_ : affected_rows;
   if (current_columns_.empty())
-    send(ok_packet(static_cast<uint64_t>(std::max<int64_t>(affected_rows, 0)),
-                   0, status_autocommit, 0));
+    send(ok_packet(static_cast<uint64_t>(std::max<int64_t>(affected, 0)), 0,
+                   status_autocommit, 0));
   else
     send(eof_packet(status_autocommit, 0));
   current_columns_.clear();
+  dml_count_.reset();
   state_ = state::idle;
   process();
 }
@@ -314,6 +335,7 @@ void server_session::fail(const error_info& e) {
     return;
   send(err_packet(e.code, e.sqlstate, e.message));
   current_columns_.clear();
+  dml_count_.reset();
   state_ = state::idle;
   process();
 }

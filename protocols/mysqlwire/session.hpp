@@ -89,6 +89,8 @@ private:
   std::string user_;
   std::string database_;
   std::vector<column> current_columns_;
+  std::string current_sql_;
+  std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row
 };
 
 } // namespace qf::mysqlwire

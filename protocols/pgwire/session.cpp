@@ -5,6 +5,7 @@
 #include "protocols/pgwire/frontend.hpp"
 #include "protocols/sql/statements.hpp"
 
+#include <charconv>
 #include <utility>
 
 namespace qf::pgwire {
@@ -599,8 +600,12 @@ void server_session::rows(const row_batch& batch) {
   if (state_ != state::running)
     return;
   if (dml_count_) {
-    if (batch.rows() > 0 && batch.at(0, 0))
-      dml_count_ = std::stoll(*batch.at(0, 0));
+    if (batch.rows() > 0 && batch.at(0, 0)) {
+      const auto& v = *batch.at(0, 0);
+      int64_t n = 0;
+      std::from_chars(v.data(), v.data() + v.size(), n);
+      dml_count_ = n;
+    }
     return;
   }
   if (current_columns_.empty() || !send_rows_)

@@ -260,11 +260,11 @@ clusterGroups: { g: { members: [a] } }
 TEST(config_loader, frontends_not_built_yet_are_refused_clearly) {
   auto r = load_from_string(R"(
 queryflux:
-  frontends: { mysqlWire: { port: 13306 } }
+  frontends: { flightSql: { port: 13306 } }
 clusters: { a: { engine: sqlite } }
 clusterGroups: { g: { members: [a] } }
 )");
-  EXPECT_TRUE(has_problem(r, "queryflux.frontends.mysqlWire: this frontend "
+  EXPECT_TRUE(has_problem(r, "queryflux.frontends.flightSql: this frontend "
                              "is not available in this build yet"))
     << all_problems(r);
 }

@@ -1,4 +1,5 @@
-// The postgresWire listener's connections -> PostgreSQL session actors.
+// The wire listeners' connections -> session actors (one per connection):
+// PostgreSQL and MySQL.
 #pragma once
 
 #include "actors/node/node.hpp"
@@ -8,5 +9,7 @@ namespace qf::boundary {
 
 wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node,
                                        bool tls_available);
+
+wire::handler_factory make_mysql_frontend(std::shared_ptr<node_services> node);
 
 } // namespace qf::boundary

@@ -1,0 +1,155 @@
+// MySQL sessions on top of statement actors.
+#include "actors/data/mysql_session.hpp"
+
+#include "actors/data/pull_pages.hpp"
+#include "actors/data/statement.hpp"
+#include "protocols/common/secrets.hpp"
+
+#include <caf/all.hpp>
+
+namespace qf {
+
+namespace {
+
+using self_ptr = caf::stateful_actor<mysql_session_state>*;
+
+/// MySQL error codes for our refusals, each its own.
+mysqlwire::error_info error_for(const statement_page& page) {
+  const auto& n = page.error_name;
+  const auto& msg = page.error_message;
+  if (n == "PERMISSION_DENIED")
+    return {1227, "42000", msg}; // ER_SPECIFIC_ACCESS_DENIED_ERROR
+  if (n == "QUERY_QUEUE_FULL")
+    return {1040, "08004", msg}; // ER_CON_COUNT_ERROR
+  if (n == "EXCEEDED_TIME_LIMIT")
+    return {1205, "HY000", msg}; // ER_LOCK_WAIT_TIMEOUT: capacity wait
+  if (n == "USER_CANCELED" || n == "ABANDONED_QUERY")
+    return {1317, "70100", msg}; // ER_QUERY_INTERRUPTED
+  if (n == "NO_NODES_AVAILABLE")
+    return {1053, "08S01", msg}; // ER_SERVER_SHUTDOWN
+  if (n == "SYNTAX_ERROR")
+    return {1064, "42000", msg}; // ER_PARSE_ERROR
+  return {1105, "HY000", msg};   // ER_UNKNOWN_ERROR
+}
+
+void pump(self_ptr self);
+
+void flush(self_ptr self) {
+  auto out = self->state.session->take_output();
+  if (!out.empty())
+    self->state.io.write(std::move(out));
+}
+
+bool on_page(self_ptr self, statement_page& page) {
+  auto& st = self->state;
+  auto& s = *st.session;
+  if (page.failed) {
+    st.statement = nullptr;
+    s.fail(error_for(page));
+    pump(self);
+    return false;
+  }
+  if (!st.columns_sent && (!page.columns.empty() || page.done)) {
+    st.columns_sent = true;
+    s.columns(page.columns);
+  }
+  if (page.rows.rows() > 0)
+    s.rows(page.rows);
+  if (page.done) {
+    st.statement = nullptr;
+    s.complete(page.affected);
+    pump(self);
+    return false;
+  }
+  flush(self); // stream rows as they come
+  return true;
+}
+
+void login(self_ptr self, const mysqlwire::login_event& ev) {
+  auto& st = self->state;
+  auto active = st.node->snapshot->load();
+  if (!active || st.node->draining.load()) {
+    st.session->reject({1053, "08S01", "the gateway is not accepting "
+                                       "connections (no active "
+                                       "configuration, or shutting down)"});
+    return;
+  }
+  const auto& auth = active->config->auth;
+  if (auth.enabled) {
+    // mysql_native_password is a challenge: no password crosses the wire.
+    auto i = auth.users.find(ev.user);
+    auto expected = mysqlwire::native_password_token(
+      i == auth.users.end() ? std::string{"\x01"} : i->second, st.scramble);
+    if (i == auth.users.end() || !secrets_equal(ev.auth_response, expected)) {
+      st.node->stats->auth_failed("mysqlWire");
+      st.session->reject({1045, "28000", "Access denied for user '" + ev.user
+                                           + "' (using password: YES)"});
+      return;
+    }
+  }
+  st.user = ev.user;
+  st.session->accept();
+}
+
+void run(self_ptr self, std::string sql) {
+  auto& st = self->state;
+  statement_spec spec;
+  spec.ticket = st.node->next_ticket.fetch_add(1);
+  spec.id = "my_" + std::to_string(spec.ticket);
+  spec.sql = std::move(sql);
+  spec.protocol = config::protocol::mysql_wire;
+  spec.session.user = st.user;
+  spec.session.catalog = st.session->database();
+  st.statement = self->spawn(statement_actor, std::move(spec), st.node);
+  st.columns_sent = false;
+  pull_pages(self, st.statement,
+             [self](statement_page& page) { return on_page(self, page); });
+}
+
+void pump(self_ptr self) {
+  auto& st = self->state;
+  while (!st.statement) {
+    auto ev = st.session->next_event();
+    if (!ev)
+      break;
+    if (auto* l = std::get_if<mysqlwire::login_event>(&*ev))
+      login(self, *l);
+    else
+      run(self, std::get<mysqlwire::query_event>(*ev).sql);
+  }
+  flush(self);
+  if (st.session->closing()) {
+    st.io.close();
+    self->quit();
+    return;
+  }
+  if (!st.statement)
+    st.io.read_more();
+}
+
+} // namespace
+
+caf::behavior mysql_session(self_ptr self, std::shared_ptr<node_services> node,
+                            wire_io io, uint32_t connection_id,
+                            std::string scramble) {
+  auto& state = self->state;
+  state.node = std::move(node);
+  state.io = std::move(io);
+  state.scramble = std::move(scramble);
+  state.session = std::make_unique<mysqlwire::server_session>(
+    mysqlwire::session_options{connection_id, state.scramble});
+  flush(self); // the greeting
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    if (self->state.statement)
+      self->send(self->state.statement, atom::cancel::value, false);
+    self->quit(msg.reason);
+  });
+  return {
+    [self](atom::data, std::string& bytes) {
+      self->state.session->feed(bytes);
+      pump(self);
+    },
+  };
+}
+
+} // namespace qf

@@ -1,0 +1,85 @@
+// MySQL wire frontend with real clients: the mariadb CLI and npm mysql2
+// (text protocol), over an embedded DuckDB cluster.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import mysql from 'mysql2/promise';
+import { startGateway, config } from './support/gateway.mjs';
+
+function gatewayConfig(ports, extra = {}) {
+  const cfg = config({
+    trinoPort: ports.trino,
+    adminPort: ports.admin,
+    clusters: {
+      duck: { engine: 'duckDb', initSql: ["CREATE TABLE t AS SELECT i, 'row ' || i AS s FROM range(0, 3) r(i)"] },
+    },
+    clusterGroups: { g: { members: ['duck'], maxRunningQueries: 4 } },
+    routers: [{ type: 'queryRegex', rules: [{ regex: '(?i)^\\s*drop', action: 'deny', error: 'no DROP here' }] }],
+    routingFallback: 'g',
+  });
+  cfg.queryflux.frontends.mysqlWire = { enabled: true, port: ports.my };
+  Object.assign(cfg, extra);
+  return cfg;
+}
+
+function mariadb(port, args) {
+  return spawnSync('mariadb', ['--no-defaults', '-h127.0.0.1', `-P${port}`, ...args],
+    { encoding: 'utf8', timeout: 20000 });
+}
+
+test('the mariadb CLI queries DuckDB through QueryFlux', async (t) => {
+  const ports = { trino: 23500, admin: 23501, my: 23502 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  const r = mariadb(ports.my, ['-ualice', '-B', '-e', "SELECT i, s, NULL AS n, 'héllo' AS u FROM t ORDER BY i"]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, 'i\ts\tn\tu\n0\trow 0\tNULL\théllo\n1\trow 1\tNULL\théllo\n2\trow 2\tNULL\théllo\n');
+  const db = mariadb(ports.my, ['-ualice', '-B', '-N', 'demo', '-e', 'SELECT DATABASE()']);
+  assert.equal(db.stdout, 'demo\n');
+  const dml = mariadb(ports.my, ['-ualice', '-B', '-N', '-e', 'CREATE TABLE u (x INTEGER); INSERT INTO u VALUES (1), (2); SELECT count(*) FROM u']);
+  assert.equal(dml.status, 0, dml.stderr);
+  assert.equal(dml.stdout, '2\n');
+  const bad = mariadb(ports.my, ['-ualice', '-e', 'SELEC 1']);
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /ERROR 1064 \(42000\)/);
+  const denied = mariadb(ports.my, ['-ualice', '-e', 'DROP TABLE t']);
+  assert.match(denied.stderr, /ERROR 1227 \(42000\).*no DROP here/);
+  const { queries } = await gw.history({ search: 'FROM t ORDER BY i' });
+  assert.equal(queries[0].protocol, 'mysqlWire');
+  assert.equal(queries[0].user, 'alice');
+});
+
+test('mysql2 query(): rows, types, NULLs, affected rows, errors', async (t) => {
+  const ports = { trino: 23510, admin: 23511, my: 23512 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  const c = await mysql.createConnection({ host: '127.0.0.1', port: ports.my, user: 'bob', database: 'demo' });
+  t.after(() => c.end().catch(() => {}));
+  const [rows, fields] = await c.query("SELECT 42::INTEGER AS n, 1.5::DOUBLE AS d, 'x' AS s, NULL AS z, 12.34::DECIMAL(6,2) AS dec");
+  assert.deepEqual(fields.map((f) => f.name), ['n', 'd', 's', 'z', 'dec']);
+  assert.deepEqual(rows, [{ n: 42, d: 1.5, s: 'x', z: null, dec: '12.34' }]);
+  await c.query('CREATE TABLE v (x INTEGER)');
+  const [ok] = await c.query('INSERT INTO v VALUES (1), (2), (3)');
+  assert.equal(ok.affectedRows, 3);
+  await assert.rejects(c.query('SELECT * FROM missing_table'), (e) => e.errno === 1105 && /missing_table/.test(e.message));
+  const [[again]] = await c.query('SELECT count(*) AS n FROM v');
+  assert.equal(Number(again.n), 3);
+  await c.ping();
+});
+
+test('static users: mysql_native_password challenges are checked', async (t) => {
+  const ports = { trino: 23520, admin: 23521, my: 23522 };
+  const gw = await startGateway(gatewayConfig(ports, {
+    auth: { provider: 'static', allowCleartextWithoutTls: true, staticUsers: { users: { alice: { password: 's3cret' } } } },
+  }));
+  t.after(() => gw.kill());
+  const good = mariadb(ports.my, ['-ualice', '-ps3cret', '-B', '-N', '-e', 'SELECT 1']);
+  assert.equal(good.status, 0, good.stderr);
+  assert.equal(good.stdout, '1\n');
+  const bad = mariadb(ports.my, ['-ualice', '-pwrong', '-e', 'SELECT 1']);
+  assert.match(bad.stderr, /ERROR 1045 \(28000\): Access denied for user 'alice'/);
+  const c = await mysql.createConnection({ host: '127.0.0.1', port: ports.my, user: 'alice', password: 's3cret' });
+  const [[row]] = await c.query('SELECT 7 AS x');
+  assert.equal(row.x, 7);
+  await c.end();
+});
