@@ -83,3 +83,16 @@ test('static users: mysql_native_password challenges are checked', async (t) => 
   assert.equal(row.x, 7);
   await c.end();
 });
+
+test('mysqlslap runs a query load through QueryFlux', async (t) => {
+  const ports = { trino: 23530, admin: 23531, my: 23532 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  const r = spawnSync('mysqlslap', ['--no-defaults', '-h127.0.0.1', `-P${ports.my}`, '-ualice',
+    '--create-schema=slap', '--query=SELECT count(*) FROM range(0, 1000) r(i)',
+    '--concurrency=4', '--iterations=2', '--number-of-queries=200'], { encoding: 'utf8', timeout: 60000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /Number of clients running queries: 4/);
+  const { total } = await gw.history({ search: 'FROM range(0, 1000)', status: 'Success', limit: '1' });
+  assert.equal(total, 400);
+});
