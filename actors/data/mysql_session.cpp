@@ -1,8 +1,8 @@
 // MySQL sessions on top of statement actors.
 #include "actors/data/mysql_session.hpp"
 
-#include "actors/data/pull_pages.hpp"
 #include "actors/data/statement.hpp"
+#include "actors/data/wire_session.hpp"
 #include "protocols/common/secrets.hpp"
 
 #include <caf/all.hpp>
@@ -34,11 +34,6 @@ mysqlwire::error_info error_for(const statement_page& page) {
 
 void pump(self_ptr self);
 
-void flush(self_ptr self) {
-  auto out = self->state.session->take_output();
-  if (!out.empty())
-    self->state.io.write(std::move(out));
-}
 
 bool on_page(self_ptr self, statement_page& page) {
   auto& st = self->state;
@@ -61,7 +56,7 @@ bool on_page(self_ptr self, statement_page& page) {
     pump(self);
     return false;
   }
-  flush(self); // stream rows as they come
+  flush_output(self); // stream rows as they come
   return true;
 }
 
@@ -107,24 +102,12 @@ void run(self_ptr self, std::string sql) {
 }
 
 void pump(self_ptr self) {
-  auto& st = self->state;
-  while (!st.statement) {
-    auto ev = st.session->next_event();
-    if (!ev)
-      break;
-    if (auto* l = std::get_if<mysqlwire::login_event>(&*ev))
+  pump_events(self, [self](mysqlwire::session_event& ev) {
+    if (auto* l = std::get_if<mysqlwire::login_event>(&ev))
       login(self, *l);
     else
-      run(self, std::get<mysqlwire::query_event>(*ev).sql);
-  }
-  flush(self);
-  if (st.session->closing()) {
-    st.io.close();
-    self->quit();
-    return;
-  }
-  if (!st.statement)
-    st.io.read_more();
+      run(self, std::get<mysqlwire::query_event>(ev).sql);
+  });
 }
 
 } // namespace
@@ -138,7 +121,7 @@ caf::behavior mysql_session(self_ptr self, std::shared_ptr<node_services> node,
   state.scramble = std::move(scramble);
   state.session = std::make_unique<mysqlwire::server_session>(
     mysqlwire::session_options{connection_id, state.scramble});
-  flush(self); // the greeting
+  flush_output(self); // the greeting
   self->set_exit_handler([self](caf::exit_msg& msg) {
     if (self->state.statement)
       self->send(self->state.statement, atom::cancel::value, false);

@@ -1,8 +1,8 @@
 // PostgreSQL sessions on top of statement actors.
 #include "actors/data/pg_session.hpp"
 
-#include "actors/data/pull_pages.hpp"
 #include "actors/data/statement.hpp"
+#include "actors/data/wire_session.hpp"
 #include "protocols/common/secrets.hpp"
 
 #include <caf/all.hpp>
@@ -59,12 +59,6 @@ void abandon_pin(self_ptr self) {
   st.pinned.reset();
 }
 
-void flush(self_ptr self) {
-  auto& st = self->state;
-  auto out = st.session->take_output();
-  if (!out.empty())
-    st.io.write(std::move(out));
-}
 
 /// One page of the running statement into the session; true for more.
 bool on_page(self_ptr self, statement_page& page) {
@@ -97,7 +91,7 @@ bool on_page(self_ptr self, statement_page& page) {
     pump(self);
     return false;
   }
-  flush(self); // stream rows as they come
+  flush_output(self); // stream rows as they come
   return true;
 }
 
@@ -186,7 +180,7 @@ void handle(self_ptr self, pgwire::session_event& ev) {
   } else if (auto* run_ev = std::get_if<pgwire::run_event>(&ev)) {
     run(self, std::move(run_ev->sql), std::move(run_ev->params), run_ev->step);
   } else if (std::holds_alternative<pgwire::tls_event>(ev)) {
-    flush(self); // the 'S' goes out in the clear, then the handshake
+    flush_output(self); // the 'S' goes out in the clear, then the handshake
     st.io.start_tls();
   } else if (auto* c = std::get_if<pgwire::cancel_event>(&ev)) {
     auto key = std::to_string(c->process_id) + ":"
@@ -198,21 +192,7 @@ void handle(self_ptr self, pgwire::session_event& ev) {
 }
 
 void pump(self_ptr self) {
-  auto& st = self->state;
-  while (!st.statement) {
-    auto ev = st.session->next_event();
-    if (!ev)
-      break;
-    handle(self, *ev);
-  }
-  flush(self);
-  if (st.session->closing()) {
-    st.io.close();
-    self->quit();
-    return;
-  }
-  if (!st.statement)
-    st.io.read_more();
+  pump_events(self, [self](pgwire::session_event& ev) { handle(self, ev); });
 }
 
 } // namespace

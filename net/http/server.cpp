@@ -231,10 +231,7 @@ private:
 
 } // namespace
 
-struct service::impl {
-  io::io_threads io;
-  std::vector<std::function<void()>> stoppers;
-};
+struct service::impl : io::listener_group {};
 
 service::service() : impl_(std::make_unique<impl>()) {
   // nop
@@ -248,30 +245,27 @@ void service::listen(const listener_options& opts, std::shared_ptr<handler> h) {
   auto state = std::make_shared<listener_state>();
   state->opts = opts;
   state->target = std::move(h);
-  impl_->stoppers.push_back(io::listen(
-    impl_->io.ioc, opts.name, opts.address, opts.port,
+  impl_->listen(
+    opts.name, opts.address, opts.port,
     [state](tcp::socket socket) {
       auto s = std::make_shared<session>(std::move(socket), state);
       if (state->connections.load() > state->opts.max_connections)
         s->refuse();
       else
         s->run();
-    }));
+    });
 }
 
 void service::start(unsigned threads) {
-  impl_->io.start(threads);
+  impl_->start(threads);
 }
 
 void service::stop_accepting() {
-  for (auto& stop : impl_->stoppers)
-    stop();
+  impl_->stop_accepting();
 }
 
 void service::stop() {
-  stop_accepting();
-  impl_->io.stop();
-  impl_->stoppers.clear();
+  impl_->stop();
 }
 
 } // namespace qf::http

@@ -8,6 +8,7 @@
 #include <boost/asio/strand.hpp>
 #include <spdlog/spdlog.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -106,15 +107,38 @@ private:
   OnSocket on_socket_;
 };
 
-/// Starts an accept loop and returns how to stop it.
-template <class OnSocket>
-std::function<void()> listen(asio::io_context& ioc, const std::string& name,
-                             const std::string& address, uint16_t port,
-                             OnSocket on_socket) {
-  auto loop = std::make_shared<accept_loop<OnSocket>>(ioc, name, address, port,
-                                                      std::move(on_socket));
-  loop->start();
-  return [loop] { loop->stop(); };
-}
+/// Listeners on one io_context: what the HTTP and the wire services are
+/// made of, apart from what they do with a socket.
+class listener_group {
+public:
+  /// Binds now and accepts once started; on_socket gets each socket.
+  template <class OnSocket>
+  void listen(const std::string& name, const std::string& address,
+              uint16_t port, OnSocket on_socket) {
+    auto loop = std::make_shared<accept_loop<OnSocket>>(
+      io_.ioc, name, address, port, std::move(on_socket));
+    loop->start();
+    stoppers_.push_back([loop] { loop->stop(); });
+  }
+
+  void start(unsigned threads) {
+    io_.start(threads);
+  }
+
+  void stop_accepting() {
+    for (auto& stop : stoppers_)
+      stop();
+  }
+
+  void stop() {
+    stop_accepting();
+    io_.stop();
+    stoppers_.clear();
+  }
+
+private:
+  io_threads io_;
+  std::vector<std::function<void()>> stoppers_;
+};
 
 } // namespace qf::io

@@ -180,10 +180,7 @@ private:
 
 } // namespace
 
-struct service::impl {
-  io::io_threads io;
-  std::vector<std::function<void()>> stoppers;
-};
+struct service::impl : io::listener_group {};
 
 service::service() : impl_(std::make_unique<impl>()) {
   // nop
@@ -214,8 +211,8 @@ void service::listen(const listener_options& opts, handler_factory factory) {
                                "or key: " + e.what());
     }
   }
-  impl_->stoppers.push_back(io::listen(
-    impl_->io.ioc, opts.name, opts.address, opts.port,
+  impl_->listen(
+    opts.name, opts.address, opts.port,
     [state](tcp::socket socket) {
       if (state->connections.load() >= state->opts.max_connections) {
         // Over maxConnections: the socket is dropped, as QueryFlux does.
@@ -225,22 +222,19 @@ void service::listen(const listener_options& opts, handler_factory factory) {
       }
       auto conn = std::make_shared<tcp_connection>(std::move(socket), state);
       conn->start(state->factory(conn));
-    }));
+    });
 }
 
 void service::start(unsigned threads) {
-  impl_->io.start(threads);
+  impl_->start(threads);
 }
 
 void service::stop_accepting() {
-  for (auto& stop : impl_->stoppers)
-    stop();
+  impl_->stop_accepting();
 }
 
 void service::stop() {
-  stop_accepting();
-  impl_->io.stop();
-  impl_->stoppers.clear();
+  impl_->stop();
 }
 
 } // namespace qf::wire
