@@ -35,3 +35,4 @@ endif()
 # Imported targets from pkg-config are directory-scoped: find them here.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+pkg_check_modules(MARIADB REQUIRED IMPORTED_TARGET libmariadb)

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Starts (or stops) the throwaway servers the tests talk to, on loopback:
-# PostgreSQL 15 on 15432 and pgbouncer (transaction pooling) on 16432.
-# Usage: deploy/services.sh start|stop   (env: QF_SVC_DIR, QF_PG_PORT, QF_PGB_PORT)
+# PostgreSQL 15 on 15432, pgbouncer (transaction pooling) on 16432 and
+# MariaDB 10.11 on 13306 (user qf, password qf, database qftest).
+# Usage: deploy/services.sh start|stop
+#   (env: QF_SVC_DIR, QF_PG_PORT, QF_PGB_PORT, QF_MY_PORT)
 set -euo pipefail
 SVC_DIR=${QF_SVC_DIR:-/tmp/queryflux-services}
 PG_PORT=${QF_PG_PORT:-15432}
 PGB_PORT=${QF_PGB_PORT:-16432}
+MY_PORT=${QF_MY_PORT:-13306}
+MY_SOCK=$SVC_DIR/my/mysqld.sock
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 
 wait_for() { # what, command...
@@ -54,10 +58,40 @@ INI
     runuser -u postgres -- pgbouncer -d "$SVC_DIR/pgb/pgb.ini"
   fi
   wait_for pgbouncer psql -h 127.0.0.1 -p "$PGB_PORT" -U postgres -c 'SELECT 1' postgres
-  echo "services: PostgreSQL on 127.0.0.1:$PG_PORT, pgbouncer on 127.0.0.1:$PGB_PORT"
+  start_mariadb
+  echo "services: PostgreSQL on 127.0.0.1:$PG_PORT, pgbouncer on 127.0.0.1:$PGB_PORT," \
+    "MariaDB on 127.0.0.1:$MY_PORT"
+}
+
+# --no-defaults: Debian's /etc/mysql files point at /run/mysqld and a system
+# service; this server keeps everything under $SVC_DIR.
+start_mariadb() {
+  mkdir -p "$SVC_DIR/my"
+  if [[ ! -d $SVC_DIR/my/data/mysql ]]; then
+    mariadb-install-db --no-defaults --user=root --datadir="$SVC_DIR/my/data" \
+      --auth-root-authentication-method=normal --skip-test-db \
+      >"$SVC_DIR/my/install.log" 2>&1
+  fi
+  if ! mariadb-admin --no-defaults -uroot --socket="$MY_SOCK" ping >/dev/null 2>&1; then
+    nohup mariadbd --no-defaults --user=root --datadir="$SVC_DIR/my/data" \
+      --socket="$MY_SOCK" --port="$MY_PORT" --bind-address=127.0.0.1 \
+      --pid-file="$SVC_DIR/my/mysqld.pid" --log-error="$SVC_DIR/my/err.log" \
+      --skip-log-bin --innodb-buffer-pool-size=64M \
+      --innodb-flush-log-at-trx-commit=0 --max-connections=500 \
+      --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci >/dev/null 2>&1 &
+  fi
+  wait_for MariaDB mariadb-admin --no-defaults -uroot --socket="$MY_SOCK" ping
+  mariadb --no-defaults -uroot --socket="$MY_SOCK" -e "
+    CREATE USER IF NOT EXISTS 'qf'@'%' IDENTIFIED BY 'qf';
+    GRANT ALL ON *.* TO 'qf'@'%';
+    CREATE DATABASE IF NOT EXISTS qftest;
+    ALTER DATABASE qftest CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;"
 }
 
 stop() {
+  if [[ -S $MY_SOCK ]]; then
+    mariadb-admin --no-defaults -uroot --socket="$MY_SOCK" shutdown >/dev/null 2>&1 || true
+  fi
   if [[ -f $SVC_DIR/pgb/pgb.pid ]]; then
     kill "$(cat "$SVC_DIR/pgb/pgb.pid")" 2>/dev/null || true
   fi

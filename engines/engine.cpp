@@ -2,6 +2,7 @@
 #include "engines/engine.hpp"
 
 #include "engines/duckdb_engine.hpp"
+#include "engines/mysql_engine.hpp"
 #include "engines/postgres_engine.hpp"
 #include "engines/sqlite_engine.hpp"
 
@@ -15,6 +16,8 @@ std::shared_ptr<database> open_database(const config::cluster& cfg) {
       return open_sqlite(cfg);
     case config::engine_kind::postgres:
       return open_postgres(cfg);
+    case config::engine_kind::mysql:
+      return open_mysql(cfg);
   }
   throw engine_error(error_kind::internal, "unknown engine");
 }

@@ -18,8 +18,11 @@ enum class error_kind { syntax, user, cancelled, internal };
 class engine_error : public std::runtime_error {
 public:
   engine_error(error_kind kind, const std::string& what,
-               std::string sqlstate = {})
-    : std::runtime_error(what), kind_(kind), sqlstate_(std::move(sqlstate)) {
+               std::string sqlstate = {}, int32_t vendor_code = 0)
+    : std::runtime_error(what),
+      kind_(kind),
+      sqlstate_(std::move(sqlstate)),
+      vendor_code_(vendor_code) {
     // nop
   }
 
@@ -27,14 +30,20 @@ public:
     return kind_;
   }
 
-  /// The backend's SQLSTATE when it has one (PostgreSQL), else "".
+  /// The backend's SQLSTATE when it has one (PostgreSQL, MySQL), else "".
   const std::string& sqlstate() const {
     return sqlstate_;
+  }
+
+  /// The backend's own error number (MySQL's 1146...), else 0.
+  int32_t vendor_code() const {
+    return vendor_code_;
   }
 
 private:
   error_kind kind_;
   std::string sqlstate_;
+  int32_t vendor_code_;
 };
 
 class cursor {

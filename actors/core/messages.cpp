@@ -16,17 +16,25 @@ caf::error make_error(errc code, std::string message) {
                     caf::make_message(std::move(message))};
 }
 
-caf::error make_error(errc code, std::string message, std::string sqlstate) {
+caf::error make_error(errc code, std::string message, std::string sqlstate,
+                      int32_t vendor_code) {
   return caf::error{static_cast<uint8_t>(code), category,
-                    caf::make_message(std::move(message),
-                                      std::move(sqlstate))};
+                    caf::make_message(std::move(message), std::move(sqlstate),
+                                      vendor_code)};
 }
 
 std::string sqlstate_of(const caf::error& err) {
   const auto& ctx = err.context();
-  if (ctx.match_elements<std::string, std::string>())
+  if (ctx.match_elements<std::string, std::string, int32_t>())
     return ctx.get_as<std::string>(1);
   return {};
+}
+
+int32_t vendor_code_of(const caf::error& err) {
+  const auto& ctx = err.context();
+  if (ctx.match_elements<std::string, std::string, int32_t>())
+    return ctx.get_as<int32_t>(2);
+  return 0;
 }
 
 std::optional<errc> code_of(const caf::error& err) {

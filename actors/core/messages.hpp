@@ -56,8 +56,9 @@ enum class errc : uint8_t {
 
 caf::error make_error(errc code, std::string message);
 
-/// An error that also carries the backend's SQLSTATE.
-caf::error make_error(errc code, std::string message, std::string sqlstate);
+/// An error that also carries the backend's SQLSTATE and error number.
+caf::error make_error(errc code, std::string message, std::string sqlstate,
+                      int32_t vendor_code = 0);
 
 /// The code of a "qf" error, or nullopt for CAF's own errors.
 std::optional<errc> code_of(const caf::error& err);
@@ -67,6 +68,9 @@ std::string message_of(const caf::error& err);
 
 /// The backend SQLSTATE an error carries, or "".
 std::string sqlstate_of(const caf::error& err);
+
+/// The backend error number an error carries, or 0.
+int32_t vendor_code_of(const caf::error& err);
 
 /// Maps an engine failure onto an error code.
 errc from_engine(engines::error_kind kind);
@@ -124,6 +128,7 @@ struct statement_page {
   std::string error_message;
   std::string error_name;     // e.g. QUERY_QUEUE_FULL
   std::string error_sqlstate; // the backend's, when it gave one
+  int32_t error_vendor_code = 0; // the backend's error number, when it gave one
   /// With the last page of a statement inside a transaction: the
   /// connection and slot, handed back to the session.
   std::optional<pinned_connection> pinned;

@@ -13,7 +13,8 @@ auto guarded(F f) -> caf::result<decltype(f())> {
   try {
     return f();
   } catch (const engines::engine_error& e) {
-    return make_error(from_engine(e.kind()), e.what(), e.sqlstate());
+    return make_error(from_engine(e.kind()), e.what(), e.sqlstate(),
+                      e.vendor_code());
   } catch (const std::exception& e) {
     return make_error(errc::engine_internal, e.what());
   }

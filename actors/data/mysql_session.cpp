@@ -27,9 +27,14 @@ mysqlwire::error_info error_for(const statement_page& page) {
     return {1317, "70100", msg}; // ER_QUERY_INTERRUPTED
   if (n == "NO_NODES_AVAILABLE")
     return {1053, "08S01", msg}; // ER_SERVER_SHUTDOWN
+  if (page.error_vendor_code > 0 && page.error_vendor_code < 65536
+      && page.error_sqlstate.size() == 5) // a MySQL backend's own error
+    return {static_cast<uint16_t>(page.error_vendor_code), page.error_sqlstate, msg};
   if (n == "SYNTAX_ERROR")
     return {1064, "42000", msg}; // ER_PARSE_ERROR
-  return {1105, "HY000", msg};   // ER_UNKNOWN_ERROR
+  if (page.error_sqlstate.size() == 5)
+    return {1105, page.error_sqlstate, msg};
+  return {1105, "HY000", msg}; // ER_UNKNOWN_ERROR
 }
 
 void pump(self_ptr self);
@@ -86,12 +91,13 @@ void login(self_ptr self, const mysqlwire::login_event& ev) {
   st.session->accept();
 }
 
-void run(self_ptr self, std::string sql) {
+void run(self_ptr self, mysqlwire::query_event& ev) {
   auto& st = self->state;
   statement_spec spec;
   spec.ticket = st.node->next_ticket.fetch_add(1);
   spec.id = "my_" + std::to_string(spec.ticket);
-  spec.sql = std::move(sql);
+  spec.sql = std::move(ev.sql);
+  spec.params = std::move(ev.params);
   spec.protocol = config::protocol::mysql_wire;
   spec.session.user = st.user;
   spec.session.catalog = st.session->database();
@@ -106,7 +112,7 @@ void pump(self_ptr self) {
     if (auto* l = std::get_if<mysqlwire::login_event>(&ev))
       login(self, *l);
     else
-      run(self, std::get<mysqlwire::query_event>(ev).sql);
+      run(self, std::get<mysqlwire::query_event>(ev));
   });
 }
 

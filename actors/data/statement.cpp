@@ -144,6 +144,7 @@ void fail(self_ptr self, trino::error_code code, std::string message) {
 
 void fail(self_ptr self, const caf::error& err) {
   self->state.sqlstate = sqlstate_of(err);
+  self->state.vendor_code = vendor_code_of(err);
   fail(self, trino_code(code_of(err)), message_of(err));
 }
 
@@ -396,6 +397,7 @@ void deliver_fetch(self_ptr self) {
     page.error_message = st.error->message;
     page.error_name = st.error->code.name;
     page.error_sqlstate = st.sqlstate;
+    page.error_vendor_code = st.vendor_code;
   }
   page.affected = st.affected;
   if (page.done)

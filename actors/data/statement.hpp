@@ -73,6 +73,7 @@ struct statement_state {
   int64_t rows = 0;
   int64_t affected = -1;    // rows a command changed, when the engine says
   std::string sqlstate;     // the backend's, when it failed with one
+  int32_t vendor_code = 0;  // the backend's error number, likewise
   std::optional<trino::query_error> error;
 
   uint64_t served_token = 0;

@@ -287,11 +287,13 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
     out.engine = engine_kind::sqlite;
   else if (engine == "postgres")
     out.engine = engine_kind::postgres;
+  else if (engine == "mysql")
+    out.engine = engine_kind::mysql;
   else if (engine.empty())
-    w.report(path + ".engine", "missing (duckDb, sqlite or postgres)");
+    w.report(path + ".engine", "missing (duckDb, sqlite, postgres or mysql)");
   else
     w.report(path + ".engine", "unknown engine \"" + engine
-                                 + "\" (duckDb, sqlite or postgres)");
+                                 + "\" (duckDb, sqlite, postgres or mysql)");
   w.read(n, path, "endpoint", out.endpoint);
   w.read(n, path, "host", out.host);
   w.read_port(n, path, out.port);
@@ -310,6 +312,12 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
     if (!out.endpoint.empty() && out.endpoint.rfind("postgres://", 0) != 0
         && out.endpoint.rfind("postgresql://", 0) != 0)
       w.report(path + ".endpoint", "expected a postgres:// URL");
+  }
+  if (out.engine == engine_kind::mysql) {
+    if (out.endpoint.empty() && out.host.empty())
+      w.report(path + ".endpoint", "missing: a mysql:// URL or host");
+    if (!out.endpoint.empty() && out.endpoint.rfind("mysql://", 0) != 0)
+      w.report(path + ".endpoint", "expected a mysql:// URL");
   }
   w.read(n, path, "databasePath", out.database_path);
   w.read(n, path, "enabled", out.enabled);

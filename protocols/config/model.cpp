@@ -33,6 +33,8 @@ std::string_view to_string(engine_kind e) {
       return "sqlite";
     case engine_kind::postgres:
       return "postgres";
+    case engine_kind::mysql:
+      return "mysql";
   }
   return "unknown";
 }

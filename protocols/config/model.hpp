@@ -44,7 +44,7 @@ struct admin_api {
   std::string password = "admin";
 };
 
-enum class engine_kind { duck_db, sqlite, postgres };
+enum class engine_kind { duck_db, sqlite, postgres, mysql };
 
 std::string_view to_string(engine_kind e);
 
@@ -59,8 +59,8 @@ struct cluster {
   /// Statements run once when the database is opened (demo data, setup).
   std::vector<std::string> init_sql;
   std::string health_check_query = "SELECT 1";
-  // Server engines (postgres): a URL, or the fields one by one.
-  std::string endpoint; // postgres://user:password@host:port/database
+  // Server engines (postgres, mysql): a URL, or the fields one by one.
+  std::string endpoint; // postgres:// or mysql://user:password@host:port/database
   std::string host;
   uint16_t port = 0;
   std::string database;

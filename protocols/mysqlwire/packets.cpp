@@ -2,24 +2,13 @@
 #include "protocols/mysqlwire/packets.hpp"
 
 #include "protocols/common/byte_reader.hpp"
+#include "protocols/mysqlwire/little_endian.hpp"
 
 #include <openssl/sha.h>
 
 namespace qf::mysqlwire {
 
 namespace {
-
-void put_le(std::string& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i)
-    out += static_cast<char>((v >> (8 * i)) & 0xFF);
-}
-
-uint64_t get_le(std::string_view in, size_t pos, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i)
-    v = (v << 8) | static_cast<unsigned char>(in[pos + static_cast<size_t>(i)]);
-  return v;
-}
 
 std::string sha1(std::string_view in) {
   unsigned char digest[SHA_DIGEST_LENGTH];
@@ -216,10 +205,24 @@ std::optional<command> parse_command(std::string_view in) {
       return com_ping{};
     case 0x16:
       return com_stmt_prepare{std::string{rest}};
+    case 0x17: // statement id, flags, iteration count (always 1), params
+      if (rest.size() < 9)
+        return std::nullopt;
+      return com_stmt_execute{static_cast<uint32_t>(get_le(rest, 0, 4)),
+                              static_cast<uint8_t>(rest[4]),
+                              std::string{rest.substr(9)}};
+    case 0x18:
+      if (rest.size() < 6)
+        return std::nullopt;
+      return com_stmt_send_long_data{static_cast<uint32_t>(get_le(rest, 0, 4))};
     case 0x19:
       if (rest.size() != 4)
         return std::nullopt;
       return com_stmt_close{static_cast<uint32_t>(get_le(rest, 0, 4))};
+    case 0x1A:
+      if (rest.size() != 4)
+        return std::nullopt;
+      return com_stmt_reset{static_cast<uint32_t>(get_le(rest, 0, 4))};
     default:
       return com_unknown{code};
   }

@@ -114,16 +114,30 @@ struct com_field_list {
 struct com_stmt_prepare {
   std::string sql;
 };
+/// COM_STMT_EXECUTE, with its parameter bytes still undecoded: their
+/// layout depends on how many parameters the statement has (binary.hpp).
+struct com_stmt_execute {
+  uint32_t statement = 0;
+  uint8_t flags = 0;
+  std::string params; // everything after the iteration count
+};
+struct com_stmt_send_long_data {
+  uint32_t statement = 0;
+};
 struct com_stmt_close {
+  uint32_t statement = 0;
+};
+struct com_stmt_reset {
   uint32_t statement = 0;
 };
 struct com_unknown {
   uint8_t code = 0;
 };
 
-using command = std::variant<com_quit, com_ping, com_query, com_init_db,
-                             com_field_list, com_stmt_prepare, com_stmt_close,
-                             com_unknown>;
+using command
+  = std::variant<com_quit, com_ping, com_query, com_init_db, com_field_list,
+                 com_stmt_prepare, com_stmt_execute, com_stmt_send_long_data,
+                 com_stmt_close, com_stmt_reset, com_unknown>;
 
 /// Parses a command packet; nullopt for an empty or malformed one.
 std::optional<command> parse_command(std::string_view payload);

@@ -4,6 +4,7 @@
 // answered here.
 #include "protocols/mysqlwire/session.hpp"
 
+#include "protocols/sql/placeholders.hpp"
 #include "protocols/sql/statements.hpp"
 
 #include <algorithm>
@@ -24,6 +25,10 @@ constexpr uint32_t offered_capabilities
     | client_connect_attrs | client_plugin_auth_lenenc;
 
 constexpr std::string_view native_plugin = "mysql_native_password";
+
+/// A connection may hold this many prepared statements, as MySQL's
+/// max_prepared_stmt_count bounds a whole server.
+constexpr size_t max_prepared_per_connection = 1024;
 
 std::string lower(std::string_view s) {
   std::string out{s};
@@ -197,17 +202,95 @@ void server_session::handle_command(const packet& p) {
   } else if (std::holds_alternative<com_field_list>(*cmd)) {
     send(eof_packet(status_autocommit, 0)); // no column metadata here
   } else if (auto* q = std::get_if<com_query>(&*cmd)) {
-    if (!answer_locally(q->sql)) {
-      state_ = state::running;
-      current_sql_ = q->sql;
-      events_.push_back(query_event{q->sql});
+    if (!answer_locally(q->sql))
+      start(q->sql, {}, false);
+  } else if (auto* prep = std::get_if<com_stmt_prepare>(&*cmd)) {
+    prepare(prep->sql);
+  } else if (auto* exec = std::get_if<com_stmt_execute>(&*cmd)) {
+    execute(*exec);
+  } else if (auto* data = std::get_if<com_stmt_send_long_data>(&*cmd)) {
+    // No reply is sent; the execute that follows reports the refusal.
+    if (auto it = prepared_.find(data->statement); it != prepared_.end())
+      it->second.long_data = true;
+  } else if (auto* close = std::get_if<com_stmt_close>(&*cmd)) {
+    prepared_.erase(close->statement); // no reply, by the protocol
+  } else if (auto* reset = std::get_if<com_stmt_reset>(&*cmd)) {
+    auto it = prepared_.find(reset->statement);
+    if (it == prepared_.end()) {
+      send(err_packet(1243, "HY000", "unknown prepared statement handler"));
+    } else {
+      it->second.long_data = false;
+      send(ok_packet(0, 0, status_autocommit, 0));
     }
-  } else if (std::holds_alternative<com_stmt_prepare>(*cmd)) {
-    send(err_packet(1295, "HY000", "prepared statements are not supported "
-                                   "yet; use text queries"));
   } else {
     send(err_packet(1047, "08S01", "unknown command"));
   }
+}
+
+void server_session::start(std::string sql,
+                           std::vector<std::optional<std::string>> params,
+                           bool binary) {
+  state_ = state::running;
+  binary_rows_ = binary;
+  current_sql_ = sql;
+  events_.push_back(query_event{std::move(sql), std::move(params)});
+}
+
+/// COM_STMT_PREPARE: the statement is checked when it first runs, so the
+/// answer declares its parameters and leaves its columns to the execute's
+/// result set, which carries them.
+void server_session::prepare(const std::string& sql) {
+  if (prepared_.size() >= max_prepared_per_connection) {
+    send(err_packet(1461, "42000", "too many prepared statements on this "
+                                   "connection; close some first"));
+    return;
+  }
+  prepared_statement stmt;
+  stmt.sql = sql::replace_placeholders(sql, sql::placeholder_style::question_mark,
+                                       [&](size_t n) {
+                                         stmt.params = n;
+                                         return "$" + std::to_string(n);
+                                       });
+  auto id = next_statement_id_++;
+  std::string ok(1, '\0');
+  for (int i = 0; i < 4; ++i)
+    ok += static_cast<char>((id >> (8 * i)) & 0xFF);
+  ok += '\0'; // columns: none declared
+  ok += '\0';
+  ok += static_cast<char>(stmt.params & 0xFF);
+  ok += static_cast<char>((stmt.params >> 8) & 0xFF);
+  ok += '\0';         // reserved
+  ok.append(2, '\0'); // warnings
+  send(ok);
+  if (stmt.params > 0) {
+    for (size_t i = 0; i < stmt.params; ++i)
+      send(column_definition({"?", {type_id::varchar}}));
+    send(eof_packet(status_autocommit, 0));
+  }
+  prepared_.emplace(id, std::move(stmt));
+}
+
+void server_session::execute(const com_stmt_execute& cmd) {
+  auto it = prepared_.find(cmd.statement);
+  if (it == prepared_.end()) {
+    send(err_packet(1243, "HY000", "unknown prepared statement handler"));
+    return;
+  }
+  auto& stmt = it->second;
+  if (stmt.long_data) {
+    stmt.long_data = false;
+    send(err_packet(1235, "42000", "COM_STMT_SEND_LONG_DATA is not "
+                                   "supported; send the value with the "
+                                   "execute"));
+    return;
+  }
+  auto params = decode_parameters(cmd.params, stmt.params, stmt.types);
+  if (!params) {
+    send(err_packet(1210, "HY000", "incorrect arguments to "
+                                   "mysqld_stmt_execute"));
+    return;
+  }
+  start(stmt.sql, std::move(*params), true);
 }
 
 /// The questions clients ask on connect, answered without an engine:
@@ -312,7 +395,8 @@ void server_session::rows(const row_batch& batch) {
   if (state_ != state::running || current_columns_.empty())
     return;
   for (size_t r = 0; r < batch.rows(); ++r)
-    send(text_row(current_columns_, batch, r));
+    send(binary_rows_ ? binary_row(current_columns_, batch, r)
+                      : text_row(current_columns_, batch, r));
 }
 
 void server_session::complete(int64_t affected_rows) {
@@ -326,6 +410,7 @@ void server_session::complete(int64_t affected_rows) {
     send(eof_packet(status_autocommit, 0));
   current_columns_.clear();
   dml_count_.reset();
+  binary_rows_ = false;
   state_ = state::idle;
   process();
 }
@@ -336,6 +421,7 @@ void server_session::fail(const error_info& e) {
   send(err_packet(e.code, e.sqlstate, e.message));
   current_columns_.clear();
   dml_count_.reset();
+  binary_rows_ = false;
   state_ = state::idle;
   process();
 }

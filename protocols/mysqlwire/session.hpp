@@ -4,9 +4,11 @@
 #pragma once
 
 #include "protocols/common/rows.hpp"
+#include "protocols/mysqlwire/binary.hpp"
 #include "protocols/mysqlwire/packets.hpp"
 
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,9 +33,11 @@ struct login_event {
 };
 
 /// Run one statement; the driver reports with columns(), rows(),
-/// complete() or fail().
+/// complete() or fail(). A prepared statement's placeholders arrive as
+/// $1, $2... with their values in `params`.
 struct query_event {
   std::string sql;
+  std::vector<std::optional<std::string>> params;
 };
 
 using session_event = std::variant<login_event, query_event>;
@@ -79,6 +83,17 @@ private:
   bool answer_locally(const std::string& sql);
   void send(std::string_view payload);
   void send_result(const std::vector<column>& cols, const row_batch& rows);
+  void prepare(const std::string& sql);
+  void execute(const com_stmt_execute& cmd);
+  void start(std::string sql, std::vector<std::optional<std::string>> params,
+             bool binary);
+
+  struct prepared_statement {
+    std::string sql; // with $n placeholders
+    size_t params = 0;
+    std::vector<param_type> types; // as last bound by the client
+    bool long_data = false;        // sent COM_STMT_SEND_LONG_DATA
+  };
 
   session_options opts_;
   state state_ = state::login;
@@ -91,6 +106,9 @@ private:
   std::vector<column> current_columns_;
   std::string current_sql_;
   std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row
+  bool binary_rows_ = false;         // the running statement was prepared
+  std::map<uint32_t, prepared_statement> prepared_;
+  uint32_t next_statement_id_ = 1;
 };
 
 } // namespace qf::mysqlwire

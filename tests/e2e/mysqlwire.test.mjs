@@ -96,3 +96,32 @@ test('mysqlslap runs a query load through QueryFlux', async (t) => {
   const { total } = await gw.history({ search: 'FROM range(0, 1000)', status: 'Success', limit: '1' });
   assert.equal(total, 400);
 });
+
+test('mysql2 execute(): prepared statements, binary rows, reuse and errors on DuckDB', async (t) => {
+  const ports = { trino: 23540, admin: 23541, my: 23542 };
+  const gw = await startGateway(gatewayConfig(ports));
+  t.after(() => gw.kill());
+  const c = await mysql.createConnection({ host: '127.0.0.1', port: ports.my, user: 'bob', database: 'demo' });
+  t.after(() => c.end().catch(() => {}));
+  const sql = "SELECT i, s, ?::INTEGER + 1 AS n, ?::DOUBLE AS d, ?::VARCHAR AS v, NULL AS z, DATE '2024-02-29' AS day, TIMESTAMP '2024-02-29 13:14:15.25' AS ts FROM t WHERE i = ?";
+  for (let round = 0; round < 3; round += 1) { // the statement is prepared once, then reused
+    const [rows, fields] = await c.execute(sql, [41, 2.5, 'héllo', round]);
+    assert.deepEqual(fields.map((f) => f.name), ['i', 's', 'n', 'd', 'v', 'z', 'day', 'ts']);
+    assert.equal(rows.length, 1);
+    assert.equal(Number(rows[0].i), round);
+    assert.equal(rows[0].s, `row ${round}`);
+    assert.equal(rows[0].n, 42);
+    assert.equal(rows[0].d, 2.5);
+    assert.equal(rows[0].v, 'héllo');
+    assert.equal(rows[0].z, null);
+    assert.equal(rows[0].day.getFullYear(), 2024);
+    assert.equal(rows[0].ts.getMilliseconds(), 250);
+  }
+  const [none] = await c.execute('SELECT i FROM t WHERE i = ?', [99]);
+  assert.deepEqual(none, []);
+  await assert.rejects(c.execute('SELEC ?', [1]), (e) => e.errno === 1064);
+  const [after] = await c.execute('SELECT count(*)::INTEGER AS n FROM t WHERE s LIKE ?', ['row%']);
+  assert.deepEqual(after, [{ n: 3 }]);
+  const { queries } = await gw.history({ search: 'FROM t WHERE i = $4' });
+  assert.equal(queries.length, 3);
+});

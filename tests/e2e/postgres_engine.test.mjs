@@ -4,11 +4,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { startGateway, config, runClient } from './support/gateway.mjs';
 
 const PG_URL = process.env.QF_PG_URL || 'postgres://postgres@127.0.0.1:15432/postgres';
-const ports = { trino: 23200, admin: 23201, pg: 23202 };
+const ports = { trino: 23200, admin: 23201, pg: 23202, my: 23203 };
 
 function client(opts = {}) {
   const c = new pg.Client({ host: '127.0.0.1', port: ports.pg, user: 'postgres', database: 'postgres', ...opts });
@@ -32,6 +33,7 @@ before(async () => {
     clusterGroups: { main: { members: ['pg'], maxRunningQueries: 4, maxQueuedQueries: 100 } },
   });
   cfg.queryflux.frontends.postgresWire = { enabled: true, port: ports.pg };
+  cfg.queryflux.frontends.mysqlWire = { enabled: true, port: ports.my };
   gw = await startGateway(cfg);
   const d = direct();
   await d.connect();
@@ -87,25 +89,48 @@ test('pgbench -S through QueryFlux in simple, extended and prepared modes', asyn
   }
 });
 
-test('maxRunningQueries 4: PostgreSQL never sees more than 4 of 12 concurrent queries', async () => {
+/// Runs `run(i)` for 12 concurrent pg_sleep(0.5) queries, each tagged with
+/// `tag`, and returns the most PostgreSQL ever showed active at once.
+async function peakActive(tag, run) {
   const watcher = direct();
   await watcher.connect();
   let peak = 0;
   let watching = true;
   const watch = (async () => {
     while (watching) {
-      const r = await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(0.5)%'");
+      const r = await watcher.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1",
+        [`SELECT pg_sleep(0.5), '${tag}'%`]);
       peak = Math.max(peak, r.rows[0].n);
-      await sleep(25);
+      await sleep(20);
     }
   })();
-  const clients = await Promise.all(Array.from({ length: 12 }, async () => { const c = client(); await c.connect(); return c; }));
-  await Promise.all(clients.map((c, i) => c.query(`SELECT pg_sleep(0.5), ${i}`)));
+  await Promise.all(Array.from({ length: 12 }, (_, i) => run(`SELECT pg_sleep(0.5), '${tag}', ${i}`)));
   watching = false;
   await watch;
-  await Promise.all(clients.map((c) => c.end()));
   await watcher.end();
-  assert.equal(peak, 4, `PostgreSQL saw ${peak} at once`);
+  return peak;
+}
+
+test('maxRunningQueries 4: PostgreSQL never sees more than 4 of 12 concurrent queries, from each frontend', async () => {
+  const clients = await Promise.all(Array.from({ length: 12 }, async () => { const c = client(); await c.connect(); return c; }));
+  let next = 0;
+  const viaPg = await peakActive('pgwire', (sql) => clients[next++].query(sql));
+  await Promise.all(clients.map((c) => c.end()));
+  assert.equal(viaPg, 4, `PostgreSQL wire: PostgreSQL saw ${viaPg} at once`);
+
+  const viaTrino = await peakActive('trino', async (sql) => {
+    const r = await runClient(gw.trino('trino-user'), sql);
+    assert.equal(r.error, undefined, JSON.stringify(r.error));
+  });
+  assert.equal(viaTrino, 4, `Trino HTTP: PostgreSQL saw ${viaTrino} at once`);
+
+  const conns = await Promise.all(Array.from({ length: 12 }, () =>
+    mysql.createConnection({ host: '127.0.0.1', port: ports.my, user: 'app' })));
+  next = 0;
+  const viaMy = await peakActive('mysqlwire', (sql) => conns[next++].query(sql));
+  await Promise.all(conns.map((c) => c.end()));
+  assert.equal(viaMy, 4, `MySQL wire: PostgreSQL saw ${viaMy} at once`);
 });
 
 test('a CancelRequest from psql stops pg_sleep on the backend and frees the slot', async () => {

@@ -1,10 +1,16 @@
 // Fuzzes the MySQL server-side decoders: a handshake response first, then
-// commands, cut out of the byte stream by the packet framer.
+// commands, cut out of the byte stream by the packet framer; prepared
+// statements' binary parameters, and binary rows built from garbage text.
+#include "protocols/mysqlwire/binary.hpp"
 #include "protocols/mysqlwire/packets.hpp"
 #include "protocols/mysqlwire/session.hpp"
 
 #include <cstddef>
 #include <cstdint>
+
+static std::string_view input_all(const uint8_t* data, size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto input = std::string_view{reinterpret_cast<const char*>(data), size};
@@ -23,8 +29,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     first = false;
     input.remove_prefix(r.consumed);
   }
+  for (size_t count : {1, 3, 9}) {
+    std::vector<qf::mysqlwire::param_type> types;
+    (void) qf::mysqlwire::decode_parameters(input_all(data, size), count, types);
+  }
   // The session state machine, with a driver that accepts every login and
-  // answers every query with one row.
+  // answers every query with one row of the query's text in every type
+  // (binary rows parse that text as numbers and dates).
   qf::mysqlwire::server_session s{{1, std::string(20, 'x')}};
   s.take_output();
   s.feed(std::string_view{reinterpret_cast<const char*>(data), size});
@@ -35,8 +46,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (std::holds_alternative<qf::mysqlwire::login_event>(*ev)) {
       s.accept();
     } else {
-      s.columns({{"c", {qf::type_id::varchar}}});
-      qf::row_batch rows{1, {std::get<qf::mysqlwire::query_event>(*ev).sql}};
+      using qf::type_id;
+      std::vector<qf::column> cols;
+      for (auto t : {type_id::varchar, type_id::boolean, type_id::smallint,
+                     type_id::integer, type_id::bigint, type_id::real,
+                     type_id::double_precision, type_id::date, type_id::time,
+                     type_id::timestamp})
+        cols.push_back({"c", {t}});
+      s.columns(cols);
+      const auto& sql = std::get<qf::mysqlwire::query_event>(*ev).sql;
+      qf::row_batch rows{cols.size(), std::vector<qf::cell>(cols.size(), sql)};
       s.rows(rows);
       s.complete(-1);
     }

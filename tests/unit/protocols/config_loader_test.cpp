@@ -155,8 +155,8 @@ routingFallback: missing
                              "whole number from 0 to 1000000"))
     << all_problems(r);
   EXPECT_TRUE(has_problem(
-    r, "clusters.odd.engine: unknown engine \"oracle\" (duckDb, sqlite or "
-       "postgres)"))
+    r, "clusters.odd.engine: unknown engine \"oracle\" (duckDb, sqlite, "
+       "postgres or mysql)"))
     << all_problems(r);
   EXPECT_TRUE(has_problem(r, "clusterGroups.bi.members[1]: unknown cluster \"x\""))
     << all_problems(r);
@@ -234,6 +234,24 @@ clusterGroups: { g: { members: [pg1, pg2, pg3, pg4] } }
                              "or host"))
     << all_problems(r);
   EXPECT_TRUE(has_problem(r, "clusters.pg4.endpoint: expected a postgres:// URL"))
+    << all_problems(r);
+  EXPECT_EQ(r.problems.size(), 2u) << all_problems(r);
+}
+
+TEST(config_loader, mysql_clusters_need_an_endpoint_or_host) {
+  auto r = load_from_string(R"(
+queryflux: {}
+clusters:
+  my1: { engine: mysql, endpoint: "mysql://u:p@127.0.0.1:13306/db", poolSize: 8 }
+  my2: { engine: mysql, host: 127.0.0.1, port: 13306, database: db, user: u }
+  my3: { engine: mysql }
+  my4: { engine: mysql, endpoint: "postgres://x" }
+clusterGroups: { g: { members: [my1, my2, my3, my4] } }
+)");
+  EXPECT_TRUE(has_problem(r, "clusters.my3.endpoint: missing: a mysql:// URL "
+                             "or host"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "clusters.my4.endpoint: expected a mysql:// URL"))
     << all_problems(r);
   EXPECT_EQ(r.problems.size(), 2u) << all_problems(r);
 }

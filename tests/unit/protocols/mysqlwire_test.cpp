@@ -338,8 +338,127 @@ TEST(mysqlwire_session, errors_keep_the_session_and_quit_closes) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].payload[0], '\xff');
   EXPECT_FALSE(s.closing());
-  s.feed(command_packet("\x16SELECT ?")); // COM_STMT_PREPARE: not yet
-  EXPECT_EQ(packets_of(s.take_output())[0].payload[0], '\xff');
+  s.feed(command_packet(std::string("\x17\x63\0\0\0\0\x01\0\0\0", 10)));
+  EXPECT_EQ(packets_of(s.take_output())[0].payload.substr(0, 3), "\xff\xdb\x04")
+    << "an unknown statement id is ER_UNKNOWN_STMT_HANDLER";
   s.feed(command_packet("\x01"));
   EXPECT_TRUE(s.closing());
+}
+
+// -- prepared statements and the binary protocol ---------------------------------
+
+namespace {
+
+std::string le_bytes(uint64_t v, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i)
+    out += static_cast<char>((v >> (8 * i)) & 0xFF);
+  return out;
+}
+
+/// COM_STMT_EXECUTE of statement `id` with new parameter types.
+std::string execute_packet(uint32_t id, std::string_view nulls,
+                           std::string_view types, std::string_view values) {
+  std::string p = "\x17" + le_bytes(id, 4) + std::string(1, '\0') + le_bytes(1, 4);
+  p += nulls;
+  p += '\x01';
+  p += types;
+  p += values;
+  return command_packet(p);
+}
+
+} // namespace
+
+TEST(mysqlwire_session, prepare_declares_parameters_and_execute_binds_them) {
+  auto s = logged_in();
+  s.feed(command_packet("\x16SELECT ? AS a, '?' AS q, ? AS b, ? AS c"));
+  auto prep = packets_of(s.take_output());
+  ASSERT_EQ(prep.size(), 5u); // OK, three parameter definitions, EOF
+  ASSERT_EQ(prep[0].payload.size(), 12u);
+  EXPECT_EQ(prep[0].payload[0], '\0');
+  auto id = static_cast<uint32_t>(static_cast<unsigned char>(prep[0].payload[1]));
+  EXPECT_EQ(prep[0].payload.substr(5, 4), std::string("\0\0\x03\0", 4));
+  EXPECT_EQ(prep[4].payload[0], '\xfe');
+
+  // a: LONGLONG -5, b: NULL, c: VAR_STRING "héllo"
+  std::string types = std::string("\x08\0\x06\0\xfd\0", 6);
+  std::string values = le_bytes(static_cast<uint64_t>(-5), 8) + "\x06héllo";
+  s.feed(execute_packet(id, "\x02", types, values));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  auto& q = std::get<query_event>(*ev);
+  EXPECT_EQ(q.sql, "SELECT $1 AS a, '?' AS q, $2 AS b, $3 AS c");
+  ASSERT_EQ(q.params.size(), 3u);
+  EXPECT_EQ(q.params[0], "-5");
+  EXPECT_FALSE(q.params[1]);
+  EXPECT_EQ(q.params[2], "héllo");
+
+  // The result comes back in binary rows.
+  s.columns({{"i", {type_id::integer}}, {"n", {type_id::varchar}},
+             {"d", {type_id::double_precision}}, {"t", {type_id::timestamp}}});
+  row_batch rows{4, {std::string{"258"}, std::nullopt, std::string{"1.5"},
+                     std::string{"2024-02-29 13:14:15.000250"}}};
+  s.rows(rows);
+  s.complete(-1);
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 8u); // count, 4 definitions, EOF, row, EOF
+  const auto& row = out[6].payload;
+  std::string expected("\0\x08", 2);                 // header, NULL bit of column 2
+  expected += le_bytes(258, 4);                        // LONG
+  expected += le_bytes(0x3FF8000000000000ull, 8);      // DOUBLE 1.5
+  expected += "\x0b" + le_bytes(2024, 2) + "\x02\x1d\x0d\x0e\x0f" + le_bytes(250, 4);
+  EXPECT_EQ(hex(row), hex(expected));
+
+  // A second execute may leave the types out: the first ones hold.
+  std::string again = "\x17" + le_bytes(id, 4) + std::string(1, '\0') + le_bytes(1, 4)
+                      + std::string(2, '\0') // no NULLs, types not bound again
+                      + le_bytes(7, 8) + "\x01x";
+  s.feed(command_packet(again));
+  ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).params[0], "7");
+  EXPECT_FALSE(std::get<query_event>(*ev).params[1]); // bound as type NULL
+  EXPECT_EQ(std::get<query_event>(*ev).params[2], "x");
+  s.complete(0);
+  s.take_output();
+
+  // Closed statements are gone.
+  s.feed(command_packet("\x19" + le_bytes(id, 4)));
+  EXPECT_TRUE(s.take_output().empty());
+  s.feed(execute_packet(id, "\0", types, values));
+  EXPECT_EQ(packets_of(s.take_output())[0].payload[0], '\xff');
+}
+
+TEST(mysqlwire_session, malformed_execute_parameters_are_an_error_not_a_crash) {
+  auto s = logged_in();
+  s.feed(command_packet("\x16SELECT ?"));
+  auto id = static_cast<uint32_t>(static_cast<unsigned char>(packets_of(s.take_output())[0].payload[1]));
+  s.feed(execute_packet(id, "\0", std::string("\xfd\0", 2), "\x09short"));
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].payload.substr(0, 3), "\xff\xba\x04"); // 1210
+  EXPECT_FALSE(s.next_event());
+  EXPECT_FALSE(s.closing());
+}
+
+TEST(mysqlwire_binary, parameter_types_decode_to_text) {
+  std::vector<param_type> types;
+  std::string bytes(1, '\0'); // no NULLs
+  bytes += '\x01';
+  for (uint8_t code : {1, 2, 3, 4, 5, 10, 12, 11})
+    bytes += std::string{static_cast<char>(code), code == 2 ? '\x80' : '\0'};
+  bytes += "\xff";                                  // TINY -1
+  bytes += le_bytes(65535, 2);                      // SHORT unsigned 65535
+  bytes += le_bytes(static_cast<uint32_t>(-7), 4);  // LONG -7
+  bytes += le_bytes(0x3FC00000, 4);                 // FLOAT 1.5
+  bytes += le_bytes(0x400921FB54442D18ull, 8);      // DOUBLE pi
+  bytes += "\x04" + le_bytes(2024, 2) + "\x02\x1d"; // DATE
+  bytes += "\x07" + le_bytes(1999, 2) + "\x0c\x1f\x17\x3b\x3b"; // DATETIME
+  bytes += std::string("\x08\x01", 2) + le_bytes(1, 4) + "\x02\x03\x04"; // TIME -26:03:04
+  auto v = decode_parameters(bytes, 8, types);
+  ASSERT_TRUE(v);
+  std::vector<std::optional<std::string>> expected{
+    "-1", "65535", "-7", "1.5", "3.141592653589793", "2024-02-29",
+    "1999-12-31 23:59:59", "-26:03:04"};
+  EXPECT_EQ(*v, expected);
 }

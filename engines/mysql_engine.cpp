@@ -1,0 +1,369 @@
+// MySQL and MariaDB clusters through MariaDB Connector/C. Rows stream with
+// mysql_use_result, so a million-row result never sits whole in memory.
+// Parameters arrive as $n and are spliced in as escaped literals: the text
+// protocol streams, and every engine takes the same placeholders. Sessions
+// run in UTC so that TIMESTAMP values arrive in canonical form.
+#include "engines/mysql_engine.hpp"
+
+#include "protocols/common/hex.hpp"
+#include "protocols/sql/placeholders.hpp"
+
+#include <mysql.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+namespace qf::engines {
+
+namespace {
+
+constexpr unsigned binary_charset = 63;
+
+error_kind classify(unsigned code) {
+  switch (code) {
+    case 1317: // ER_QUERY_INTERRUPTED
+    case 1927: // ER_CONNECTION_KILLED
+      return error_kind::cancelled;
+    case 1064: // ER_PARSE_ERROR
+    case 1065: // ER_EMPTY_QUERY
+      return error_kind::syntax;
+    default:
+      // 2xxx are the client library's own: the connection is gone.
+      return code >= 2000 && code < 3000 ? error_kind::internal : error_kind::user;
+  }
+}
+
+engine_error mysql_failure(MYSQL* conn) {
+  auto code = mysql_errno(conn);
+  return engine_error(classify(code), mysql_error(conn), mysql_sqlstate(conn),
+                      static_cast<int32_t>(code));
+}
+
+sql_type map_type(const MYSQL_FIELD& f) {
+  bool is_unsigned = (f.flags & UNSIGNED_FLAG) != 0;
+  auto fraction = static_cast<uint8_t>(f.decimals <= 6 ? f.decimals : 0);
+  switch (f.type) {
+    case MYSQL_TYPE_TINY:
+      return {is_unsigned ? type_id::smallint : type_id::tinyint};
+    case MYSQL_TYPE_SHORT:
+    case MYSQL_TYPE_YEAR:
+      return {is_unsigned ? type_id::integer : type_id::smallint};
+    case MYSQL_TYPE_INT24:
+      return {type_id::integer};
+    case MYSQL_TYPE_LONG:
+      return {is_unsigned ? type_id::bigint : type_id::integer};
+    case MYSQL_TYPE_LONGLONG:
+      return is_unsigned ? sql_type{type_id::decimal, 20, 0}
+                         : sql_type{type_id::bigint};
+    case MYSQL_TYPE_FLOAT:
+      return {type_id::real};
+    case MYSQL_TYPE_DOUBLE:
+      return {type_id::double_precision};
+    case MYSQL_TYPE_DECIMAL:
+    case MYSQL_TYPE_NEWDECIMAL: {
+      // length counts the digits plus a sign and a point.
+      auto digits = f.length - (f.decimals > 0 ? 1 : 0) - (is_unsigned ? 0 : 1);
+      return {type_id::decimal, static_cast<uint8_t>(digits > 0 && digits <= 65 ? digits : 65),
+              static_cast<uint8_t>(f.decimals <= 38 ? f.decimals : 0)};
+    }
+    case MYSQL_TYPE_DATE:
+    case MYSQL_TYPE_NEWDATE:
+      return {type_id::date};
+    case MYSQL_TYPE_TIME:
+      return {type_id::time, fraction};
+    case MYSQL_TYPE_DATETIME:
+      return {type_id::timestamp, fraction};
+    case MYSQL_TYPE_TIMESTAMP:
+      return {type_id::timestamp_tz, fraction};
+    case MYSQL_TYPE_JSON:
+      return {type_id::json};
+    case MYSQL_TYPE_BIT:
+    case MYSQL_TYPE_GEOMETRY:
+      return {type_id::varbinary};
+    case MYSQL_TYPE_NULL:
+      return {type_id::unknown};
+    default:
+      // CHAR, VARCHAR, TEXT, BLOB, ENUM, SET: bytes when the charset is binary.
+      return {f.charsetnr == binary_charset ? type_id::varbinary : type_id::varchar};
+  }
+}
+
+/// An integer the server reads the same quoted or not; left bare so that
+/// LIMIT $1 works, which a quoted literal would not.
+bool is_plain_integer(const std::string& v) {
+  size_t i = v.size() > 1 && v[0] == '-' ? 1 : 0;
+  if (i >= v.size() || v.size() - i > 18 || (v[i] == '0' && v.size() - i > 1))
+    return false;
+  for (; i < v.size(); ++i)
+    if (v[i] < '0' || v[i] > '9')
+      return false;
+  return true;
+}
+
+class mysql_cursor : public cursor {
+public:
+  mysql_cursor(MYSQL* conn, MYSQL_RES* res, std::function<void()> kill)
+    : conn_(conn), res_(res), kill_(std::move(kill)) {
+    if (!res_) {
+      affected_ = static_cast<int64_t>(mysql_affected_rows(conn_));
+      done_ = true;
+      return;
+    }
+    auto n = mysql_num_fields(res_);
+    auto* fields = mysql_fetch_fields(res_);
+    for (unsigned i = 0; i < n; ++i)
+      columns_.push_back({fields[i].name, map_type(fields[i])});
+  }
+
+  ~mysql_cursor() override {
+    if (!res_)
+      return;
+    // Rows nobody will read: stop the statement rather than read them all.
+    if (!done_)
+      kill_();
+    mysql_free_result(res_);
+  }
+
+  mysql_cursor(const mysql_cursor&) = delete;
+  mysql_cursor& operator=(const mysql_cursor&) = delete;
+
+  const std::vector<column>& columns() const override {
+    return columns_;
+  }
+
+  int64_t affected_rows() const override {
+    return affected_;
+  }
+
+  bool fetch(row_batch& out, size_t max_rows) override {
+    out.width = columns_.size();
+    for (size_t taken = 0; !done_ && taken < max_rows; ++taken) {
+      auto row = mysql_fetch_row(res_);
+      if (!row) {
+        done_ = true;
+        if (mysql_errno(conn_) != 0)
+          throw mysql_failure(conn_);
+        break;
+      }
+      auto* lengths = mysql_fetch_lengths(res_);
+      for (size_t c = 0; c < columns_.size(); ++c) {
+        if (row[c])
+          out.cells.emplace_back(std::string{row[c], lengths[c]});
+        else
+          out.cells.emplace_back();
+      }
+    }
+    return !done_;
+  }
+
+private:
+  MYSQL* conn_;
+  MYSQL_RES* res_;
+  std::function<void()> kill_;
+  bool done_ = false;
+  int64_t affected_ = -1;
+  std::vector<column> columns_;
+};
+
+class mysql_connection : public connection {
+public:
+  explicit mysql_connection(mysql_target target) : target_(std::move(target)) {
+    // Connecting waits for the server: it happens on the first execute, on
+    // the connection actor's own thread.
+  }
+
+  ~mysql_connection() override {
+    if (conn_)
+      mysql_close(conn_);
+  }
+
+  mysql_connection(const mysql_connection&) = delete;
+  mysql_connection& operator=(const mysql_connection&) = delete;
+
+  using connection::execute;
+
+  std::unique_ptr<cursor> execute(const std::string& sql,
+                                  const parameters& params) override {
+    ensure_connected();
+    auto text = params.empty() ? sql : with_literals(sql, params);
+    if (mysql_real_query(conn_, text.data(), text.size()) != 0)
+      throw failure();
+    auto* res = mysql_use_result(conn_);
+    if (!res && mysql_field_count(conn_) != 0)
+      throw failure();
+    return std::make_unique<mysql_cursor>(conn_, res, [this] { interrupt(); });
+  }
+
+  /// KILL QUERY from a second connection: the server's way to stop a
+  /// statement, since its protocol has no out-of-band cancel.
+  void interrupt() override {
+    auto id = thread_id_.load();
+    if (id == 0)
+      return;
+    std::string why;
+    auto* killer = open(target_, why);
+    if (!killer)
+      return;
+    auto kill = "KILL QUERY " + std::to_string(id);
+    mysql_real_query(killer, kill.data(), kill.size());
+    mysql_close(killer);
+  }
+
+private:
+  /// A fresh handle, or nullptr with the reason in `why`.
+  static MYSQL* open(const mysql_target& t, std::string& why) {
+    auto* conn = mysql_init(nullptr);
+    if (!conn) {
+      why = "out of memory";
+      return nullptr;
+    }
+    unsigned timeout = 10;
+    mysql_optionsv(conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+    mysql_optionsv(conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    mysql_optionsv(conn, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
+    if (!mysql_real_connect(conn, t.host.c_str(), t.user.c_str(),
+                            t.password.c_str(),
+                            t.database.empty() ? nullptr : t.database.c_str(),
+                            t.port, nullptr, 0)) {
+      why = mysql_error(conn);
+      mysql_close(conn);
+      return nullptr;
+    }
+    return conn;
+  }
+
+  engine_error failure() {
+    auto err = mysql_failure(conn_);
+    if (err.kind() == error_kind::internal) {
+      // The connection is gone; the next execute reconnects.
+      mysql_close(conn_);
+      conn_ = nullptr;
+      thread_id_ = 0;
+    }
+    return err;
+  }
+
+  void ensure_connected() {
+    if (conn_)
+      return;
+    std::string why;
+    conn_ = open(target_, why);
+    if (!conn_)
+      throw engine_error(error_kind::internal, "cannot connect to MySQL: " + why);
+    thread_id_ = mysql_thread_id(conn_);
+  }
+
+  std::string with_literals(const std::string& sql, const parameters& params) {
+    return sql::replace_placeholders(
+      sql, sql::placeholder_style::dollar, [&](size_t n) -> std::string {
+        if (n == 0 || n > params.size())
+          throw engine_error(error_kind::user,
+                             "there is no parameter $" + std::to_string(n),
+                             "42P02");
+        const auto& value = params[n - 1];
+        if (!value)
+          return "NULL";
+        if (is_plain_integer(*value))
+          return *value;
+        std::string out(value->size() * 2 + 3, '\0');
+        out[0] = '\'';
+        auto len = mysql_real_escape_string(conn_, out.data() + 1, value->data(),
+                                            value->size());
+        out.resize(len + 1);
+        return out + '\'';
+      });
+  }
+
+  mysql_target target_;
+  MYSQL* conn_ = nullptr;
+  std::atomic<unsigned long> thread_id_{0};
+};
+
+class mysql_database : public database {
+public:
+  explicit mysql_database(mysql_target target) : target_(std::move(target)) {
+    // nop
+  }
+
+  std::unique_ptr<connection> connect() override {
+    return std::make_unique<mysql_connection>(target_);
+  }
+
+  std::string_view engine_type() const override {
+    return "mysql";
+  }
+
+private:
+  mysql_target target_;
+};
+
+std::string url_decode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_digit_value(s[i + 1]) >= 0
+        && hex_digit_value(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex_digit_value(s[i + 1]) * 16
+                               + hex_digit_value(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::optional<mysql_target> parse_mysql_url(std::string_view url) {
+  constexpr std::string_view scheme = "mysql://";
+  if (url.substr(0, scheme.size()) != scheme)
+    return std::nullopt;
+  auto rest = url.substr(scheme.size());
+  rest = rest.substr(0, rest.find('?'));
+  mysql_target out;
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    out.database = url_decode(rest.substr(slash + 1));
+    rest = rest.substr(0, slash);
+  }
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    auto userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    auto colon = userinfo.find(':');
+    out.user = url_decode(userinfo.substr(0, colon));
+    if (colon != std::string_view::npos)
+      out.password = url_decode(userinfo.substr(colon + 1));
+  }
+  if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
+    unsigned port = 0;
+    for (char c : rest.substr(colon + 1)) {
+      if (c < '0' || c > '9' || (port = port * 10 + static_cast<unsigned>(c - '0')) > 65535)
+        return std::nullopt;
+    }
+    out.port = port;
+    rest = rest.substr(0, colon);
+  }
+  if (rest.empty())
+    return std::nullopt;
+  out.host = std::string{rest};
+  return out;
+}
+
+std::shared_ptr<database> open_mysql(const config::cluster& cfg) {
+  mysql_target target;
+  if (!cfg.endpoint.empty()) {
+    auto parsed = parse_mysql_url(cfg.endpoint);
+    if (!parsed)
+      throw engine_error(error_kind::internal, "not a mysql:// URL: " + cfg.endpoint);
+    target = *parsed;
+  } else {
+    target = {cfg.host, cfg.port, cfg.database, cfg.user, cfg.password};
+  }
+  if (target.port == 0)
+    target.port = 3306;
+  static std::once_flag library_ready;
+  std::call_once(library_ready, [] { mysql_library_init(0, nullptr, nullptr); });
+  return std::make_shared<mysql_database>(std::move(target));
+}
+
+} // namespace qf::engines

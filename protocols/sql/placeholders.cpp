@@ -1,0 +1,89 @@
+#include "protocols/sql/placeholders.hpp"
+
+#include <cctype>
+
+namespace qf::sql {
+
+namespace {
+
+bool is_digit(char c) {
+  return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
+
+/// Index just past a quoted run starting at i. In MySQL a backslash escapes
+/// the next character inside strings, and a doubled quote stands for one.
+size_t skip_mysql_quoted(std::string_view s, size_t i) {
+  char quote = s[i];
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '\\' && quote != '`') {
+      ++i;
+    } else if (s[i] == quote) {
+      if (i + 1 < s.size() && s[i + 1] == quote)
+        ++i;
+      else
+        return i + 1;
+    }
+  }
+  return s.size();
+}
+
+/// Index just past a comment starting at i, or i when none starts there.
+size_t skip_mysql_comment(std::string_view s, size_t i) {
+  if (s[i] == '#' || s.substr(i, 3) == "-- " || s.substr(i, 3) == "--\t"
+      || s.substr(i, 3) == "--\n" || (s.substr(i, 2) == "--" && i + 2 == s.size())) {
+    auto nl = s.find('\n', i);
+    return nl == std::string_view::npos ? s.size() : nl + 1;
+  }
+  if (s.substr(i, 2) == "/*") {
+    auto end = s.find("*/", i + 2);
+    return end == std::string_view::npos ? s.size() : end + 2;
+  }
+  return i;
+}
+
+} // namespace
+
+std::string replace_placeholders(std::string_view s, placeholder_style style,
+                                 const std::function<std::string(size_t)>& replace) {
+  std::string out;
+  out.reserve(s.size());
+  size_t position = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    char c = s[i];
+    size_t next = i;
+    if (c == '\'' || c == '"' || c == '`') {
+      next = skip_mysql_quoted(s, i);
+    } else if ((next = skip_mysql_comment(s, i)) != i) {
+      // comment copied below
+    } else if (style == placeholder_style::question_mark && c == '?') {
+      out += replace(++position);
+      ++i;
+      continue;
+    } else if (style == placeholder_style::dollar && c == '$' && i + 1 < s.size()
+               && is_digit(s[i + 1])) {
+      size_t n = 0;
+      for (++i; i < s.size() && is_digit(s[i]); ++i)
+        n = std::min<size_t>(n * 10 + static_cast<size_t>(s[i] - '0'), 65535);
+      out += replace(n);
+      continue;
+    } else {
+      next = i + 1;
+    }
+    out.append(s.substr(i, next - i));
+    i = next;
+  }
+  return out;
+}
+
+size_t count_question_marks(std::string_view statement) {
+  size_t count = 0;
+  replace_placeholders(statement, placeholder_style::question_mark,
+                       [&](size_t n) {
+                         count = n;
+                         return std::string{};
+                       });
+  return count;
+}
+
+} // namespace qf::sql

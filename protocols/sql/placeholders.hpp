@@ -1,0 +1,27 @@
+// Finding and replacing parameter placeholders in MySQL-dialect SQL, where
+// strings take backslash escapes and identifiers take backticks. The MySQL
+// frontend turns a prepared statement's `?` into the `$n` every engine takes;
+// the MySQL engine turns `$n` into quoted literals.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace qf::sql {
+
+enum class placeholder_style {
+  question_mark, // ?      numbered by position, from 1
+  dollar,        // $1, $2 numbered by their digits
+};
+
+/// Copies `statement`, replacing each placeholder outside strings, quoted
+/// identifiers and comments with `replace(n)`.
+std::string replace_placeholders(std::string_view statement,
+                                 placeholder_style style,
+                                 const std::function<std::string(size_t)>& replace);
+
+/// How many `?` placeholders a MySQL statement has.
+size_t count_question_marks(std::string_view statement);
+
+} // namespace qf::sql

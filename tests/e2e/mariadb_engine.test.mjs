@@ -1,0 +1,165 @@
+// MySQL clusters: the real MariaDB server (deploy/services.sh) behind the
+// gateway, reached through all three frontends with real clients.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { startGateway, config, runClient } from './support/gateway.mjs';
+
+const MY_URL = process.env.QF_MY_URL || 'mysql://qf:qf@127.0.0.1:13306/qftest';
+const ports = { trino: 23600, admin: 23601, pg: 23602, my: 23603 };
+
+/// A connection straight to MariaDB, for setting up and for checking what the backend saw.
+function direct() {
+  return mysql.createConnection({ uri: MY_URL, multipleStatements: true });
+}
+
+function through(opts = {}) {
+  return mysql.createConnection({ host: '127.0.0.1', port: ports.my, user: 'app', database: 'qftest', ...opts });
+}
+
+function pgClient() {
+  const c = new pg.Client({ host: '127.0.0.1', port: ports.pg, user: 'app', database: 'qftest' });
+  c.on('error', () => {});
+  return c;
+}
+
+function mariadb(args) {
+  return spawnSync('mariadb', ['--no-defaults', '-h127.0.0.1', `-P${ports.my}`, '-uapp', ...args],
+    { encoding: 'utf8', timeout: 30000 });
+}
+
+let gw;
+before(async () => {
+  const cfg = config({
+    trinoPort: ports.trino,
+    adminPort: ports.admin,
+    clusters: { maria: { engine: 'mysql', endpoint: MY_URL, maxRunningQueries: 4, poolSize: 4 } },
+    clusterGroups: { main: { members: ['maria'], maxRunningQueries: 4, maxQueuedQueries: 100 } },
+  });
+  cfg.queryflux.frontends.postgresWire = { enabled: true, port: ports.pg };
+  cfg.queryflux.frontends.mysqlWire = { enabled: true, port: ports.my };
+  gw = await startGateway(cfg);
+  const d = await direct();
+  await d.query(`DROP TABLE IF EXISTS qf_my_e2e;
+    CREATE TABLE qf_my_e2e (id INT PRIMARY KEY, name VARCHAR(20), price DECIMAL(8,2),
+      at DATETIME, raw VARBINARY(4), big BIGINT);
+    INSERT INTO qf_my_e2e VALUES (1, 'ünï 日本', 2.50, '2024-02-29 12:00:00', X'00FF', 9007199254740993),
+      (2, NULL, NULL, NULL, NULL, NULL)`);
+  await d.end();
+});
+after(async () => { await gw?.kill(); });
+
+test('the mariadb CLI reads MariaDB through QueryFlux, errors keep their MySQL codes', () => {
+  const r = mariadb(['-B', 'qftest', '-e', 'SELECT id, name, price, at FROM qf_my_e2e ORDER BY id']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, 'id\tname\tprice\tat\n1\tünï 日本\t2.50\t2024-02-29 12:00:00\n2\tNULL\tNULL\tNULL\n');
+  const missing = mariadb(['qftest', '-e', 'SELECT * FROM no_such_table']);
+  assert.notEqual(missing.status, 0);
+  assert.match(missing.stderr, /ERROR 1146 \(42S02\).*no_such_table/);
+});
+
+test('mysql2 query() against MariaDB: types, NULLs, writes', async (t) => {
+  const c = await through({ supportBigNumbers: true, bigNumberStrings: true });
+  t.after(() => c.end().catch(() => {}));
+  const [rows, fields] = await c.query('SELECT id, name, price, at, raw, big FROM qf_my_e2e ORDER BY id');
+  assert.deepEqual(fields.map((f) => f.name), ['id', 'name', 'price', 'at', 'raw', 'big']);
+  assert.equal(rows[0].name, 'ünï 日本');
+  assert.equal(rows[0].price, '2.50');
+  assert.equal(rows[0].big, '9007199254740993');
+  assert.deepEqual([...rows[0].raw], [0, 255]);
+  assert.deepEqual(rows[1], { id: 2, name: null, price: null, at: null, raw: null, big: null });
+  const [ins] = await c.query("INSERT INTO qf_my_e2e (id, name) VALUES (10, 'a'), (11, 'b')");
+  assert.equal(ins.affectedRows, 2);
+  const [del] = await c.query('DELETE FROM qf_my_e2e WHERE id >= 10');
+  assert.equal(del.affectedRows, 2);
+});
+
+test('mysql2 execute() against MariaDB: prepared statements with binary rows', async (t) => {
+  const c = await through({ supportBigNumbers: true, bigNumberStrings: true });
+  t.after(() => c.end().catch(() => {}));
+  const [rows] = await c.execute('SELECT id, name, price, at, raw, big FROM qf_my_e2e WHERE id = ? OR name = ? ORDER BY id',
+    [2, 'ünï 日本']);
+  assert.equal(rows.length, 2);
+  assert.equal(rows[0].name, 'ünï 日本');
+  assert.equal(rows[0].price, '2.50');
+  assert.equal(rows[0].big, '9007199254740993');
+  assert.deepEqual([...rows[0].raw], [0, 255]);
+  assert.equal(rows[0].at.toISOString(), '2024-02-29T12:00:00.000Z');
+  assert.deepEqual(rows[1], { id: 2, name: null, price: null, at: null, raw: null, big: null });
+  // Quotes and backslashes in a parameter stay data, never SQL.
+  const tricky = "it's \\ a '; DROP TABLE qf_my_e2e; --";
+  const [ins] = await c.execute('INSERT INTO qf_my_e2e (id, name) VALUES (?, ?)', [20, tricky.slice(0, 20)]);
+  assert.equal(ins.affectedRows, 1);
+  const [back] = await c.execute('SELECT name FROM qf_my_e2e WHERE id = ?', [20]);
+  assert.equal(back[0].name, tricky.slice(0, 20));
+  const [lim] = await c.execute('SELECT id FROM qf_my_e2e ORDER BY id LIMIT ?', ['1']);
+  assert.deepEqual(lim, [{ id: 1 }]);
+  await c.execute('DELETE FROM qf_my_e2e WHERE id = ?', [20]);
+  await assert.rejects(c.execute('SELECT * FROM no_such_table WHERE id = ?', [1]), (e) => e.errno === 1146);
+});
+
+test('a PostgreSQL client reads MariaDB: type OIDs and values map across', async () => {
+  const c = pgClient();
+  await c.connect();
+  const r = await c.query('SELECT id, name, price, at, raw, big FROM qf_my_e2e ORDER BY id');
+  const p = await c.query('SELECT name FROM qf_my_e2e WHERE id = $1 AND name = $2', [1, 'ünï 日本']);
+  await c.end();
+  assert.deepEqual(r.fields.map((f) => f.dataTypeID), [23, 1043, 1700, 1114, 17, 20]);
+  assert.equal(r.rows[0].name, 'ünï 日本');
+  assert.equal(r.rows[0].price, '2.50');
+  assert.equal(r.rows[0].big, '9007199254740993');
+  assert.deepEqual([...r.rows[0].raw], [0, 255]);
+  assert.deepEqual(r.rows[1], { id: 2, name: null, price: null, at: null, raw: null, big: null });
+  assert.deepEqual(p.rows, [{ name: 'ünï 日本' }]);
+});
+
+test('a Trino client reads MariaDB types', async () => {
+  const r = await runClient(gw.trino('trino-user'), 'SELECT price, at, raw, name FROM qf_my_e2e WHERE id = 1');
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  assert.deepEqual(r.columns.map((c) => c.type), ['decimal(8,2)', 'timestamp(0)', 'varbinary', 'varchar']);
+  assert.deepEqual(r.data, [['2.50', '2024-02-29 12:00:00', 'AP8=', 'ünï 日本']]);
+});
+
+test('a million rows stream from MariaDB through the MySQL frontend', async (t) => {
+  const c = await through();
+  t.after(() => c.end().catch(() => {}));
+  let count = 0;
+  let last = 0;
+  await new Promise((resolve, reject) => {
+    const q = c.connection.query('SELECT seq FROM seq_1_to_1000000');
+    q.on('result', (row) => { count += 1; last = Number(row.seq); }); // BIGINT UNSIGNED arrives as DECIMAL(20,0)
+    q.on('end', resolve);
+    q.on('error', reject);
+  });
+  assert.equal(count, 1000000);
+  assert.equal(last, 1000000);
+});
+
+test('cancelling a PostgreSQL client query kills the MariaDB query and frees the slot', async () => {
+  const child = spawn('psql', ['-X', '-h', '127.0.0.1', '-p', String(ports.pg), '-U', 'app', '-d', 'qftest',
+    '-c', 'SELECT SLEEP(30)'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  await sleep(800);
+  child.kill('SIGINT');
+  assert.notEqual(await exited, 0);
+  assert.match(stderr, /interrupted|cancel/i);
+  const d = await direct();
+  const [rows] = await d.query("SELECT count(*) AS n FROM information_schema.processlist WHERE info = 'SELECT SLEEP(30)'");
+  await d.end();
+  assert.equal(Number(rows[0].n), 0, 'the backend query was killed');
+  const { queries } = await gw.history({ search: 'SLEEP(30)' });
+  assert.equal(queries[0]?.status, 'Cancelled');
+});
+
+test('mysqlslap drives MariaDB through QueryFlux', () => {
+  const r = spawnSync('mysqlslap', ['--no-defaults', '-h127.0.0.1', `-P${ports.my}`, '-uapp',
+    '--create-schema=qf_slap', '--query=SELECT count(*) FROM qftest.qf_my_e2e',
+    '--concurrency=8', '--iterations=2', '--number-of-queries=400'], { encoding: 'utf8', timeout: 60000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /Number of clients running queries: 8/);
+});

@@ -1,0 +1,46 @@
+#include "protocols/sql/placeholders.hpp"
+
+#include <gtest/gtest.h>
+
+namespace qf::sql {
+namespace {
+
+std::string numbered(std::string_view sql, placeholder_style style) {
+  return replace_placeholders(sql, style,
+                              [](size_t n) { return "<" + std::to_string(n) + ">"; });
+}
+
+TEST(Placeholders, QuestionMarksAreNumberedByPosition) {
+  EXPECT_EQ(numbered("SELECT ? + ?, ?", placeholder_style::question_mark),
+            "SELECT <1> + <2>, <3>");
+  EXPECT_EQ(count_question_marks("INSERT INTO t VALUES (?, ?)"), 2u);
+  EXPECT_EQ(count_question_marks("SELECT 1"), 0u);
+}
+
+TEST(Placeholders, QuotesAndCommentsAreLeftAlone) {
+  auto sql = "SELECT '?', \"?\", `a?`, 'it\\'s ?', 'x''?' -- ?\n, ? # ?\n/* ? */ ?";
+  EXPECT_EQ(numbered(sql, placeholder_style::question_mark),
+            "SELECT '?', \"?\", `a?`, 'it\\'s ?', 'x''?' -- ?\n, <1> # ?\n/* ? */ <2>");
+}
+
+TEST(Placeholders, DollarPlaceholdersKeepTheirNumbers) {
+  EXPECT_EQ(numbered("SELECT $2, '$1', $1, $10x, $", placeholder_style::dollar),
+            "SELECT <2>, '$1', <1>, <10>x, $");
+  EXPECT_EQ(numbered("SELECT ?", placeholder_style::dollar), "SELECT ?");
+}
+
+TEST(Placeholders, DashesWithoutSpaceAreMinusSigns) {
+  // MySQL needs whitespace after "--" for a comment: 1--1 is 1 - -1.
+  EXPECT_EQ(numbered("SELECT 1--?", placeholder_style::question_mark),
+            "SELECT 1--<1>");
+}
+
+TEST(Placeholders, UnterminatedRunsEndTheScan) {
+  EXPECT_EQ(numbered("SELECT 'abc ?", placeholder_style::question_mark),
+            "SELECT 'abc ?");
+  EXPECT_EQ(numbered("SELECT /* ?", placeholder_style::question_mark),
+            "SELECT /* ?");
+}
+
+} // namespace
+} // namespace qf::sql
