@@ -7,6 +7,8 @@
 
 #include <caf/all.hpp>
 
+#include <utility>
+
 namespace qf {
 
 namespace {
@@ -84,6 +86,12 @@ bool on_page(self_ptr self, statement_page& page) {
   }
   if (page.rows.rows() > 0)
     s.rows(page.rows);
+  if (!page.done && !s.wants_rows()) { // PortalSuspended: stop reading
+    st.suspended = std::exchange(st.statement, nullptr);
+    s.suspend();
+    pump(self);
+    return false;
+  }
   if (page.done) {
     take_pin(self, page);
     st.statement = nullptr;
@@ -93,6 +101,36 @@ bool on_page(self_ptr self, statement_page& page) {
   }
   flush_output(self); // stream rows as they come
   return true;
+}
+
+void read_on(self_ptr self) {
+  auto& st = self->state;
+  pull_pages(self, st.statement,
+             [self](statement_page& page) { return on_page(self, page); });
+}
+
+/// Ends a suspended run. Inside a transaction it holds the block's
+/// connection, so it is read to its end to get that back; otherwise it is
+/// cancelled.
+void close_suspended(self_ptr self) {
+  auto& st = self->state;
+  if (!st.suspended)
+    return;
+  auto run = std::exchange(st.suspended, nullptr);
+  using pgwire::transaction_step;
+  if (st.step != transaction_step::begin && st.step != transaction_step::inside) {
+    self->send(run, atom::cancel::value, false);
+    return;
+  }
+  st.statement = run;
+  pull_pages(self, run, [self](statement_page& page) {
+    if (!page.failed && !page.done)
+      return true;
+    take_pin(self, page);
+    self->state.statement = nullptr;
+    pump(self);
+    return false;
+  });
 }
 
 void run(self_ptr self, std::string sql, engines::parameters values,
@@ -120,8 +158,7 @@ void run(self_ptr self, std::string sql, engines::parameters values,
     spec.session.headers[k] = v; // the header router sees startup parameters
   st.statement = self->spawn(statement_actor, std::move(spec), st.node);
   st.columns_sent = false;
-  pull_pages(self, st.statement,
-             [self](statement_page& page) { return on_page(self, page); });
+  read_on(self);
 }
 
 /// Startup and authentication passed: open for statements.
@@ -179,6 +216,14 @@ void handle(self_ptr self, pgwire::session_event& ev) {
     admit_session(self);
   } else if (auto* run_ev = std::get_if<pgwire::run_event>(&ev)) {
     run(self, std::move(run_ev->sql), std::move(run_ev->params), run_ev->step);
+  } else if (std::holds_alternative<pgwire::resume_event>(ev)) {
+    st.statement = std::exchange(st.suspended, nullptr);
+    if (st.statement)
+      read_on(self);
+    else // cannot happen: the session only resumes what it suspended
+      st.session->fail({"ERROR", "XX000", "the suspended portal was lost", ""});
+  } else if (std::holds_alternative<pgwire::close_run_event>(ev)) {
+    close_suspended(self);
   } else if (std::holds_alternative<pgwire::tls_event>(ev)) {
     flush_output(self); // the 'S' goes out in the clear, then the handshake
     st.io.start_tls();
@@ -216,8 +261,9 @@ caf::behavior pg_session(self_ptr self, std::shared_ptr<node_services> node,
   self->set_exit_handler([self](caf::exit_msg& msg) {
     // The client went away: its statement is cancelled (rolling back an
     // open transaction), its slot freed.
-    if (self->state.statement)
-      self->send(self->state.statement, atom::cancel::value, true);
+    for (auto& run : {self->state.statement, self->state.suspended})
+      if (run)
+        self->send(run, atom::cancel::value, true);
     abandon_pin(self);
     self->quit(msg.reason);
   });

@@ -21,6 +21,7 @@ struct pg_session_state {
   std::unique_ptr<pgwire::server_session> session;
   std::string cancel_key; // "pid:secret" in the node's cancel registry
   caf::actor statement;   // the running statement, if any
+  caf::actor suspended;   // a run stopped at an Execute's row limit
   bool columns_sent = false;
   pgwire::transaction_step step = pgwire::transaction_step::none;
   /// Between the statements of a transaction block: its connection.

@@ -177,6 +177,10 @@ void server_session::process() {
     }
     if (std::holds_alternative<pgwire::sync>(*msg)) {
       skip_to_sync_ = false;
+      // The implicit transaction of a Sync ends here and takes its
+      // portals along; the unnamed one goes in any case.
+      if (suspended_ && (transaction_ == transaction::idle || suspended_->portal.empty()))
+        close_suspended();
       portals_.erase("");
       send_ready();
       continue;
@@ -208,12 +212,15 @@ void server_session::handle_extended(message& msg) {
   } else if (auto* d = std::get_if<describe>(&msg)) {
     handle_describe(*d);
   } else if (auto* e = std::get_if<execute>(&msg)) {
-    handle_execute(e->portal, false);
+    handle_execute(e->portal, false, e->max_rows);
   } else if (auto* c = std::get_if<pgwire::close>(&msg)) {
-    if (c->kind == 'S')
+    if (c->kind == 'S') {
       statements_.erase(c->name);
-    else
+    } else {
+      if (suspended_ && suspended_->portal == c->name)
+        close_suspended();
       portals_.erase(c->name);
+    }
     close_complete(out_);
   }
 }
@@ -267,6 +274,8 @@ void server_session::handle_bind(bind& b) {
     }
     p.params[i] = std::move(*text);
   }
+  if (suspended_ && suspended_->portal == b.portal)
+    close_suspended(); // the portal is replaced
   portals_[b.portal] = std::move(p);
   bind_complete(out_);
 }
@@ -298,31 +307,47 @@ void server_session::handle_describe(const describe& d) {
   }
   // Columns come from running it: with the Execute that nearly always
   // follows, the two are answered by one run.
-  handle_execute(d.name, true);
+  handle_execute(d.name, true, 0);
 }
 
-bool server_session::next_is_execute_of(const std::string& portal_name) {
+std::optional<int32_t> server_session::next_is_execute_of(
+  const std::string& portal_name) {
   frame f;
   auto r = next_frame(in_, false, opts_.max_message, f);
   if (r.status != decode_status::ok || f.tag != 'E')
-    return false;
+    return std::nullopt;
   auto msg = parse_message(f);
   auto* e = msg ? std::get_if<execute>(&*msg) : nullptr;
   if (!e || e->portal != portal_name)
-    return false;
+    return std::nullopt;
   in_.erase(0, r.consumed);
-  return true;
+  return e->max_rows;
 }
 
 void server_session::handle_execute(const std::string& portal_name,
-                                    bool describe_first) {
+                                    bool describe_first, int32_t max_rows) {
   auto p = portals_.find(portal_name);
   if (p == portals_.end()) {
     extended_error(error("34000", "portal \"" + portal_name
                                     + "\" does not exist"));
     return;
   }
-  bool execute_too = !describe_first || next_is_execute_of(portal_name);
+  if (suspended_ && suspended_->portal == portal_name && !describe_first) {
+    resume(max_rows);
+    return;
+  }
+  if (suspended_)
+    close_suspended(); // one run at a time per session
+  bool execute_too = !describe_first;
+  if (describe_first) {
+    auto limit = next_is_execute_of(portal_name);
+    execute_too = limit.has_value();
+    max_rows = limit.value_or(0);
+  }
+  row_limit_ = execute_too ? std::max(max_rows, 0) : 0;
+  running_portal_ = portal_name;
+  held_ = {};
+  held_from_ = 0;
   current_ = p->second.sql;
   current_columns_.clear();
   rows_sent_ = 0;
@@ -350,6 +375,59 @@ void server_session::handle_execute(const std::string& portal_name,
   }
   current_step_ = step_of(current_);
   events_.push_back(run_event{current_, p->second.params, current_step_});
+}
+
+/// Execute of a suspended portal: rows held back go first, then the driver
+/// reads on, until the new limit or the end.
+void server_session::resume(int32_t max_rows) {
+  row_limit_ = std::max(max_rows, 0);
+  rows_sent_ = 0;
+  extended_ = true;
+  send_description_ = false;
+  send_rows_ = true;
+  state_ = state::running;
+  auto run = std::move(*suspended_);
+  suspended_.reset();
+  result_formats_ = portals_[run.portal].result_formats;
+  running_portal_ = run.portal;
+  auto available = held_.rows() - held_from_;
+  auto take = row_limit_ == 0 ? available
+                              : std::min<size_t>(available, static_cast<size_t>(row_limit_));
+  data_rows(out_, current_columns_, result_formats_, held_, held_from_, take);
+  held_from_ += take;
+  rows_sent_ += static_cast<int64_t>(take);
+  bool more_held = held_from_ < held_.rows();
+  if (!more_held) {
+    held_ = {};
+    held_from_ = 0;
+  }
+  if (!wants_rows() && (more_held || !run.finished)) {
+    portal_suspended(out_);
+    suspended_ = std::move(run);
+    finish_extended();
+    return;
+  }
+  if (run.finished) {
+    held_ = {};
+    complete(*run.finished);
+    return;
+  }
+  events_.push_back(resume_event{});
+}
+
+void server_session::suspend() {
+  if (state_ != state::running || wants_rows())
+    return;
+  portal_suspended(out_);
+  suspended_ = suspended_run{running_portal_, std::nullopt};
+  finish_extended();
+}
+
+void server_session::close_suspended() {
+  suspended_.reset();
+  held_ = {};
+  held_from_ = 0;
+  events_.push_back(close_run_event{});
 }
 
 void server_session::finish_extended() {
@@ -452,6 +530,8 @@ void server_session::reject(const error_fields& e) {
 }
 
 void server_session::handle_query(std::string sql) {
+  if (suspended_)
+    close_suspended(); // one run at a time per session
   auto statements = sql::split_statements(sql);
   if (statements.empty()) {
     empty_query_response(out_);
@@ -610,13 +690,30 @@ void server_session::rows(const row_batch& batch) {
   }
   if (current_columns_.empty() || !send_rows_)
     return;
-  data_rows(out_, current_columns_, result_formats_, batch, 0, batch.rows());
-  rows_sent_ += static_cast<int64_t>(batch.rows());
+  size_t take = batch.rows();
+  if (row_limit_ > 0)
+    take = std::min<size_t>(take, static_cast<size_t>(std::max<int64_t>(row_limit_ - rows_sent_, 0)));
+  data_rows(out_, current_columns_, result_formats_, batch, 0, take);
+  rows_sent_ += static_cast<int64_t>(take);
+  if (take < batch.rows()) { // past the limit: kept for the next Execute
+    held_.width = batch.width;
+    held_.cells.insert(held_.cells.end(),
+                       batch.cells.begin() + static_cast<std::ptrdiff_t>(take * batch.width),
+                       batch.cells.end());
+  }
 }
 
 void server_session::complete(int64_t affected_rows) {
   if (state_ != state::running)
     return;
+  if (extended_ && held_from_ < held_.rows()) {
+    // The run ended, but rows past the limit still wait for an Execute.
+    portal_suspended(out_);
+    suspended_ = suspended_run{running_portal_, affected_rows};
+    finish_extended();
+    return;
+  }
+  row_limit_ = 0;
   auto kw = sql::leading_keyword(current_);
   auto affected = dml_count_ ? *dml_count_ : std::max<int64_t>(affected_rows, 0);
   std::string tag;
@@ -654,6 +751,9 @@ void server_session::finish_statement(std::string tag) {
 void server_session::fail(const error_fields& e) {
   if (state_ != state::running)
     return;
+  row_limit_ = 0;
+  held_ = {};
+  held_from_ = 0;
   after_statement(false);
   if (extended_) {
     extended_error(e);

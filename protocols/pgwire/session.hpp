@@ -64,8 +64,17 @@ struct password_event {
   std::string password;
 };
 
-using session_event = std::variant<startup_event, run_event, cancel_event,
-                                   tls_event, password_event>;
+/// An Execute with a row limit stopped a run (PortalSuspended). The driver
+/// keeps the run and stops reading it until one of these:
+/// resume_event: the client executes the portal again; read more rows.
+struct resume_event {};
+/// close_run_event: the portal is gone (Close, Sync outside a transaction,
+/// another statement); end the run.
+struct close_run_event {};
+
+using session_event
+  = std::variant<startup_event, run_event, cancel_event, tls_event,
+                 password_event, resume_event, close_run_event>;
 
 class server_session {
 public:
@@ -105,6 +114,12 @@ public:
   /// encoded): the driver then cancels it and reports nothing more.
   bool columns(const std::vector<column>& cols);
   void rows(const row_batch& batch);
+  /// False once an Execute's row limit is reached: the driver then stops
+  /// reading and calls suspend() (unless the run is complete).
+  bool wants_rows() const {
+    return row_limit_ == 0 || rows_sent_ < row_limit_;
+  }
+  void suspend();
   void complete(int64_t affected_rows);
   void fail(const error_fields& e);
 
@@ -128,9 +143,13 @@ private:
   void handle_parse(parse& p);
   void handle_bind(bind& b);
   void handle_describe(const describe& d);
-  void handle_execute(const std::string& portal_name, bool describe_first);
+  void handle_execute(const std::string& portal_name, bool describe_first,
+                      int32_t max_rows);
+  void resume(int32_t max_rows);
+  void close_suspended();
   void extended_error(const error_fields& e);
-  bool next_is_execute_of(const std::string& portal_name);
+  /// The row limit of an Execute of this portal waiting next, if one is.
+  std::optional<int32_t> next_is_execute_of(const std::string& portal_name);
   void handle_startup(std::string_view body);
   void handle_query(std::string sql);
   void next_statement();
@@ -173,6 +192,18 @@ private:
   bool send_description_ = true; // RowDescription (simple query, Describe)
   bool send_rows_ = true;        // false for a Describe without Execute
   std::vector<int16_t> result_formats_;
+
+  // Execute with a row limit: rows past it wait in held_ for the next
+  // Execute of the same portal, while the driver holds the run.
+  struct suspended_run {
+    std::string portal;
+    std::optional<int64_t> finished; // affected rows, once the run ended
+  };
+  int32_t row_limit_ = 0; // of the running Execute; 0: no limit
+  std::string running_portal_;
+  row_batch held_;
+  size_t held_from_ = 0;
+  std::optional<suspended_run> suspended_;
 };
 
 } // namespace qf::pgwire

@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
+import Cursor from 'pg-cursor';
 import { startGateway, config, runClient } from './support/gateway.mjs';
 
 const PG_URL = process.env.QF_PG_URL || 'postgres://postgres@127.0.0.1:15432/postgres';
@@ -227,4 +228,73 @@ test('pgbench TPC-B (BEGIN ... END) through QueryFlux in simple and extended mod
     assert.match(r.stdout, /number of transactions actually processed: 200\/200/, mode);
     assert.match(r.stdout, /number of failed transactions: 0 /, mode);
   }
+});
+
+test('pg-cursor reads in chunks: Execute row limits suspend the portal and resume it', async () => {
+  const c = client();
+  await c.connect();
+  const cursor = c.query(new Cursor('SELECT g AS n FROM generate_series(1, $1::int) g', [1000]));
+  const seen = [];
+  for (;;) {
+    const rows = await cursor.read(64);
+    if (rows.length === 0) break;
+    assert.ok(rows.length <= 64);
+    seen.push(...rows.map((r) => r.n));
+  }
+  await cursor.close();
+  assert.equal(seen.length, 1000);
+  assert.deepEqual(seen.slice(0, 3), [1, 2, 3]);
+  assert.equal(seen[999], 1000);
+  // The connection is usable afterwards.
+  assert.deepEqual((await c.query('SELECT 7 AS x')).rows, [{ x: 7 }]);
+  await c.end();
+});
+
+test('a suspended portal holds its run on the backend instead of buffering it, and closing it ends the run', async () => {
+  const c = client();
+  await c.connect();
+  const sql = 'SELECT g AS n, repeat(md5(g::text), 8) AS pad FROM generate_series(1, 2000000) g';
+  const cursor = c.query(new Cursor(sql));
+  const first = await cursor.read(10);
+  assert.deepEqual(first.map((r) => r.n), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  const d = direct();
+  await d.connect();
+  const active = () => d.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT g AS n, repeat%'");
+  assert.equal((await active()).rows[0].n, 1, 'the backend is still producing rows, paused by back pressure');
+  const more = await cursor.read(5);
+  assert.deepEqual(more.map((r) => r.n), [11, 12, 13, 14, 15]);
+  await cursor.close();
+  const deadline = Date.now() + 5000;
+  let n = 1;
+  while (n !== 0 && Date.now() < deadline) {
+    n = (await active()).rows[0].n;
+    if (n !== 0) await sleep(50);
+  }
+  assert.equal(n, 0, 'closing the portal ended the backend query');
+  await d.end();
+  assert.deepEqual((await c.query('SELECT 8 AS x')).rows, [{ x: 8 }]);
+  await c.end();
+});
+
+test('a cursor inside a transaction keeps the block pinned and committed work stays', async () => {
+  const c = client();
+  await c.connect();
+  await c.query('DELETE FROM qf_e2e WHERE id >= 300');
+  await c.query('BEGIN');
+  await c.query("INSERT INTO qf_e2e (id, name) VALUES (300, 'in block')");
+  const cursor = c.query(new Cursor('SELECT g AS n FROM generate_series(1, 500) g'));
+  const part = await cursor.read(100);
+  assert.equal(part.length, 100);
+  await cursor.close(); // read to its end on the pinned connection, then freed
+  const seen = await c.query('SELECT count(*)::int AS n FROM qf_e2e WHERE id = 300');
+  assert.equal(seen.rows[0].n, 1, 'still inside the same transaction');
+  await c.query('COMMIT');
+  await c.end();
+  const d = direct();
+  await d.connect();
+  const rows = await d.query('SELECT name FROM qf_e2e WHERE id = 300');
+  const idle = await d.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle in transaction'");
+  await d.end();
+  assert.deepEqual(rows.rows, [{ name: 'in block' }]);
+  assert.equal(idle.rows[0].n, 0);
 });

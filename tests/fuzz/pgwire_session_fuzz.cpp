@@ -46,12 +46,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (run->sql.size() % 3 == 0) {
           s.fail({"ERROR", "42000", "refused", ""});
         } else if (s.columns({{"c", {qf::type_id::varchar}}})) {
+          // Three rows: Executes with a row limit suspend on them.
           qf::row_batch b;
           b.width = 1;
-          b.cells.emplace_back(run->sql);
+          b.cells.assign(3, run->sql);
           s.rows(b);
-          s.complete(-1);
+          if (!s.wants_rows() && run->sql.size() % 2 == 0)
+            s.suspend();
+          else
+            s.complete(-1);
         }
+      } else if (std::holds_alternative<qf::pgwire::resume_event>(*ev)) {
+        qf::row_batch b;
+        b.width = 1;
+        b.cells.assign(2, "more");
+        s.rows(b);
+        if (s.wants_rows())
+          s.complete(-1);
+        else
+          s.suspend();
       }
     }
     check_framing(s.take_output(), !accepted);

@@ -363,11 +363,19 @@ std::string describe_msg(char kind, const std::string& name) {
   return tagged('D', body);
 }
 
-std::string execute_msg(const std::string& portal) {
+std::string execute_msg(const std::string& portal, uint32_t max_rows = 0) {
   std::string body;
   put_cstring(body, portal);
-  put_be_u32(body, 0);
+  put_be_u32(body, max_rows);
   return tagged('E', body);
+}
+
+row_batch numbers(int from, int to) {
+  row_batch b;
+  b.width = 1;
+  for (int i = from; i <= to; ++i)
+    b.cells.emplace_back(std::to_string(i));
+  return b;
 }
 
 const std::string sync_msg = tagged('S', "");
@@ -391,6 +399,57 @@ TEST(pgwire_session, extended_query_runs_once_for_describe_and_execute) {
   auto out = s.take_output();
   EXPECT_EQ(tags(out), "12TDCZ");
   EXPECT_EQ(completions(out), std::vector<std::string>{"SELECT 1"});
+}
+
+TEST(pgwire_session, execute_row_limits_suspend_and_resume_the_portal) {
+  auto s = started();
+  s.feed(parse_msg("", "SELECT n FROM t") + bind_msg("c1", "", {})
+         + describe_msg('P', "c1") + execute_msg("c1", 2) + tagged('H', ""));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<run_event>(*ev));
+  EXPECT_TRUE(s.columns({{"n", {type_id::integer}}}));
+  s.rows(numbers(1, 3)); // a page with more rows than the limit
+  EXPECT_FALSE(s.wants_rows());
+  s.suspend();
+  EXPECT_EQ(tags(s.take_output()), "12TDDs");
+
+  // The held row (3) goes first, then the driver is asked to read on.
+  s.feed(execute_msg("c1", 2) + tagged('H', ""));
+  ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<resume_event>(*ev));
+  EXPECT_EQ(tags(s.take_output()), "D");
+  s.rows(numbers(4, 5)); // 4 fills the limit, 5 is held
+  EXPECT_FALSE(s.wants_rows());
+  s.suspend();
+  EXPECT_EQ(tags(s.take_output()), "Ds");
+
+  // The run ends with rows still held: they wait for the next Execute.
+  s.feed(execute_msg("c1", 2) + tagged('H', ""));
+  ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<resume_event>(*ev));
+  s.rows(numbers(6, 8)); // 5 went first; 6 fills the limit
+  s.complete(-1);
+  EXPECT_EQ(tags(s.take_output()), "DDs");
+  s.feed(execute_msg("c1", 0) + sync_msg);
+  EXPECT_FALSE(s.next_event());
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "DDCZ"); // rows 7 and 8
+  EXPECT_EQ(completions(out), std::vector<std::string>{"SELECT 2"});
+}
+
+TEST(pgwire_session, sync_outside_a_transaction_closes_a_suspended_portal) {
+  auto s = started();
+  s.feed(parse_msg("", "SELECT n FROM t") + bind_msg("", "", {}) + execute_msg("", 1)
+         + sync_msg);
+  ASSERT_TRUE(s.next_event());
+  s.columns({{"n", {type_id::integer}}});
+  s.rows(numbers(1, 2));
+  s.suspend();
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<close_run_event>(*ev));
+  EXPECT_EQ(tags(s.take_output()), "12DsZ");
+  s.feed(execute_msg("") + sync_msg); // the portal is gone
+  EXPECT_EQ(tags(s.take_output()), "EZ");
 }
 
 TEST(pgwire_session, named_statements_are_reused_and_binary_params_read) {
