@@ -65,6 +65,12 @@ bool on_page(self_ptr self, statement_page& page) {
   return true;
 }
 
+/// KILL answers for the connections of the same user only, as MySQL does
+/// for users without the PROCESS privilege.
+std::string kill_key(uint32_t connection_id, const std::string& user) {
+  return "mysql:" + std::to_string(connection_id) + ":" + user;
+}
+
 void login(self_ptr self, const mysqlwire::login_event& ev) {
   auto& st = self->state;
   auto active = st.node->snapshot->load();
@@ -88,6 +94,9 @@ void login(self_ptr self, const mysqlwire::login_event& ev) {
     }
   }
   st.user = ev.user;
+  auto key = kill_key(st.connection_id, st.user);
+  st.node->wire_sessions->add(key, self);
+  self->attach_functor([node = st.node, key] { node->wire_sessions->remove(key); });
   st.session->accept();
 }
 
@@ -107,10 +116,24 @@ void run(self_ptr self, mysqlwire::query_event& ev) {
              [self](statement_page& page) { return on_page(self, page); });
 }
 
+void kill(self_ptr self, const mysqlwire::kill_event& ev) {
+  auto& st = self->state;
+  auto target = st.node->wire_sessions->find(kill_key(ev.connection_id, st.user));
+  if (!target) {
+    st.session->fail({1094, "HY000", "Unknown thread id: "
+                                       + std::to_string(ev.connection_id)});
+    return;
+  }
+  self->send(*target, atom::cancel::value, !ev.query_only);
+  st.session->complete(0);
+}
+
 void pump(self_ptr self) {
   pump_events(self, [self](mysqlwire::session_event& ev) {
     if (auto* l = std::get_if<mysqlwire::login_event>(&ev))
       login(self, *l);
+    else if (auto* k = std::get_if<mysqlwire::kill_event>(&ev))
+      kill(self, *k);
     else
       run(self, std::get<mysqlwire::query_event>(ev));
   });
@@ -125,6 +148,7 @@ caf::behavior mysql_session(self_ptr self, std::shared_ptr<node_services> node,
   state.node = std::move(node);
   state.io = std::move(io);
   state.scramble = std::move(scramble);
+  state.connection_id = connection_id;
   state.session = std::make_unique<mysqlwire::server_session>(
     mysqlwire::session_options{connection_id, state.scramble});
   flush_output(self); // the greeting
@@ -137,6 +161,15 @@ caf::behavior mysql_session(self_ptr self, std::shared_ptr<node_services> node,
     [self](atom::data, std::string& bytes) {
       self->state.session->feed(bytes);
       pump(self);
+    },
+    [self](atom::cancel, bool close_connection) { // KILL from another session
+      auto& st = self->state;
+      if (st.statement)
+        self->send(st.statement, atom::cancel::value, false);
+      if (close_connection) {
+        st.io.close();
+        self->quit();
+      }
     },
   };
 }

@@ -20,6 +20,7 @@ struct mysql_session_state {
   std::string scramble;
   std::unique_ptr<mysqlwire::server_session> session;
   std::string user;
+  uint32_t connection_id = 0; // what KILL names this session by
   caf::actor statement; // the running statement, if any
   bool columns_sent = false;
 };

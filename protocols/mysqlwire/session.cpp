@@ -147,13 +147,14 @@ void server_session::handle_login(const packet& p) {
     return;
   }
   auto r = parse_handshake_response(p.payload);
-  if (!r || r->user.empty()) {
-    send(err_packet(1043, "08S01", "bad handshake"));
+  if (r && r->ssl_request_only) {
+    send(err_packet(1043, "08S01", "TLS is not configured on this server; "
+                                   "connect without SSL"));
     state_ = state::closing;
     return;
   }
-  if (r->ssl_request_only) {
-    send(err_packet(1043, "08S01", "TLS is not configured on this server"));
+  if (!r || r->user.empty()) {
+    send(err_packet(1043, "08S01", "bad handshake"));
     state_ = state::closing;
     return;
   }
@@ -301,6 +302,25 @@ bool server_session::answer_locally(const std::string& sql) {
   auto low = lower(text);
   if (kw == "SET") {
     send(ok_packet(0, 0, status_autocommit, 0));
+    return true;
+  }
+  if (kw == "KILL") {
+    // Connection ids are ours, not a backend's: the gateway answers.
+    auto words = sql::leading_keywords(text, 2);
+    bool query_only = words == "KILL QUERY";
+    auto rest = text.substr(4);
+    if (words == "KILL QUERY" || words == "KILL CONNECTION")
+      rest = trim(rest).substr(words.size() - 5);
+    rest = trim(rest);
+    uint32_t id = 0;
+    auto r = std::from_chars(rest.data(), rest.data() + rest.size(), id);
+    if (r.ec != std::errc{} || r.ptr != rest.data() + rest.size()) {
+      send(err_packet(1064, "42000", "expected KILL [QUERY | CONNECTION] <id>"));
+      return true;
+    }
+    state_ = state::running;
+    current_sql_ = std::string{text};
+    events_.push_back(kill_event{id, query_only});
     return true;
   }
   if (low == "show warnings" || low == "show errors") {

@@ -40,7 +40,14 @@ struct query_event {
   std::vector<std::optional<std::string>> params;
 };
 
-using session_event = std::variant<login_event, query_event>;
+/// KILL [QUERY | CONNECTION] id: the driver stops that connection's query
+/// (and closes it, unless query_only), then calls complete() or fail().
+struct kill_event {
+  uint32_t connection_id = 0;
+  bool query_only = false;
+};
+
+using session_event = std::variant<login_event, query_event, kill_event>;
 
 /// A MySQL error: code, SQLSTATE and message.
 struct error_info {

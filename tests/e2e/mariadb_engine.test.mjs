@@ -156,6 +156,26 @@ test('cancelling a PostgreSQL client query kills the MariaDB query and frees the
   assert.equal(queries[0]?.status, 'Cancelled');
 });
 
+test('KILL QUERY from another MySQL connection stops the query on MariaDB', async () => {
+  const victim = await through();
+  const killer = await through();
+  const running = victim.query('SELECT SLEEP(30) AS s').then(() => null, (e) => e);
+  await sleep(500);
+  const started = Date.now();
+  await killer.query(`KILL QUERY ${victim.connection.threadId}`);
+  const err = await running;
+  assert.ok(err, 'the query failed');
+  assert.equal(err.errno, 1317); // ER_QUERY_INTERRUPTED
+  assert.ok(Date.now() - started < 5000);
+  const [rows] = await victim.query('SELECT 1 AS one'); // the victim goes on
+  assert.deepEqual(rows, [{ one: 1 }]);
+  await assert.rejects(killer.query('KILL QUERY 999999'), (e) => e.errno === 1094);
+  await killer.query(`KILL ${victim.connection.threadId}`);
+  await assert.rejects(victim.query('SELECT 1'));
+  await killer.end();
+  victim.destroy();
+});
+
 test('mysqlslap drives MariaDB through QueryFlux', () => {
   const r = spawnSync('mysqlslap', ['--no-defaults', '-h127.0.0.1', `-P${ports.my}`, '-uapp',
     '--create-schema=qf_slap', '--query=SELECT count(*) FROM qftest.qf_my_e2e',

@@ -264,6 +264,26 @@ TEST(mysqlwire_session, another_plugin_is_switched_to_native_password) {
   EXPECT_EQ(std::get<login_event>(*ev).auth_response, std::string(20, 'N'));
 }
 
+TEST(mysqlwire_session, an_ssl_request_without_tls_gets_a_clear_error) {
+  server_session s{{7, std::string(20, 's')}};
+  s.take_output();
+  std::string request;
+  for (uint32_t v : {client_protocol_41 | client_ssl | client_secure_connection, 1u << 24})
+    for (int i = 0; i < 4; ++i)
+      request += static_cast<char>((v >> (8 * i)) & 0xFF);
+  request += '\x2d';
+  request.append(23, '\0');
+  std::string wire;
+  frame(wire, request, 1);
+  s.feed(wire);
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].payload[0], '\xff');
+  EXPECT_NE(out[0].payload.find("TLS is not configured"), std::string::npos);
+  EXPECT_TRUE(s.closing());
+  EXPECT_FALSE(s.next_event());
+}
+
 TEST(mysqlwire_session, a_rejected_login_gets_err_and_closes) {
   server_session s{{7, std::string(20, 's')}};
   s.take_output();
@@ -327,6 +347,27 @@ TEST(mysqlwire_session, connect_time_questions_are_answered_here) {
   // A query mixing variables and tables goes to the engine.
   s.feed(command_packet("\x03SELECT @@version, x FROM t"));
   EXPECT_TRUE(s.next_event());
+}
+
+TEST(mysqlwire_session, kill_names_a_connection_of_ours) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03KILL QUERY 42"));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<kill_event>(*ev).connection_id, 42u);
+  EXPECT_TRUE(std::get<kill_event>(*ev).query_only);
+  s.complete(0);
+  EXPECT_EQ(packets_of(s.take_output())[0].payload[0], '\0');
+  s.feed(command_packet("\x03kill 7;"));
+  ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<kill_event>(*ev).connection_id, 7u);
+  EXPECT_FALSE(std::get<kill_event>(*ev).query_only);
+  s.fail({1094, "HY000", "Unknown thread id: 7"});
+  s.take_output();
+  s.feed(command_packet("\x03KILL CONNECTION x"));
+  EXPECT_FALSE(s.next_event());
+  EXPECT_EQ(packets_of(s.take_output())[0].payload.substr(0, 3), "\xff\x28\x04");
 }
 
 TEST(mysqlwire_session, errors_keep_the_session_and_quit_closes) {
