@@ -513,8 +513,9 @@ caf::behavior statement_actor(self_ptr self, statement_spec spec,
     if (counted->exchange(false))
       node->in_flight.fetch_sub(1);
   });
-  state.served_page = trino_submitted_page(state.node->external_address,
-                                           state.spec.id);
+  if (state.spec.protocol == config::protocol::trino_http) // wire sessions never poll
+    state.served_page = trino_submitted_page(state.node->external_address,
+                                             state.spec.id);
   state.live = state.spec.live ? state.spec.live
                                : std::make_shared<query_liveness>();
   start(self);
