@@ -10,8 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 queries=${1:-20000}
 rounds=${2:-3}
-"$root/deploy/build.sh" queryflux >/dev/null
-"$root/deploy/services.sh" start >/dev/null
+source "$root/bench/gateway.sh"
 my_port=${QF_MY_PORT:-13306}
 qf_port=25306
 cfg=$(mktemp --suffix=.yaml)
@@ -28,13 +27,7 @@ clusters:
 clusterGroups:
   bench: { members: [maria], maxRunningQueries: 20, maxQueuedQueries: 10000 }
 YAML
-"${QF_BUILD_DIR:-$root/build}/queryflux" serve --config "$cfg" --log-level warn &
-gw=$!
-trap 'kill $gw 2>/dev/null; wait $gw 2>/dev/null || true; rm -f "$cfg"' EXIT
-for _ in $(seq 1 100); do
-  curl -sf http://127.0.0.1:25091/readyz >/dev/null && break
-  sleep 0.1
-done
+start_gateway "$cfg" 25091
 mariadb --no-defaults -h127.0.0.1 -P"$my_port" -uqf -pqf qftest -e "
   CREATE TABLE IF NOT EXISTS slap_accounts (id INT PRIMARY KEY, balance INT, filler CHAR(84));
   INSERT IGNORE INTO slap_accounts SELECT seq, 0, '' FROM seq_1_to_100000;"
@@ -47,8 +40,6 @@ run() { # port user password detach -> seconds
     --query="SELECT balance FROM slap_accounts WHERE id = 4242" 2>/dev/null \
     | awk '/Average number of seconds to run all queries/ {print $9}'
 }
-
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 for detach in 0 1; do
   declare -A secs=()

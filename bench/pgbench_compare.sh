@@ -9,8 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-5}
 rounds=${2:-3}
-"$root/deploy/build.sh" queryflux >/dev/null
-"$root/deploy/services.sh" start >/dev/null
+source "$root/bench/gateway.sh"
 pg_port=${QF_PG_PORT:-15432}
 pgb_port=${QF_PGB_PORT:-16432}
 qf_port=25432
@@ -28,13 +27,7 @@ clusters:
 clusterGroups:
   bench: { members: [pg], maxRunningQueries: 20, maxQueuedQueries: 10000 }
 YAML
-"${QF_BUILD_DIR:-$root/build}/queryflux" serve --config "$cfg" --log-level warn &
-gw=$!
-trap 'kill $gw 2>/dev/null; wait $gw 2>/dev/null || true; rm -f "$cfg"' EXIT
-for _ in $(seq 1 100); do
-  curl -sf http://127.0.0.1:25090/readyz >/dev/null && break
-  sleep 0.1
-done
+start_gateway "$cfg" 25090
 pgbench -i -s 10 -q -h 127.0.0.1 -p "$pg_port" -U postgres postgres >/dev/null 2>&1
 
 run() { # port extra-args... -> "tps latency_ms"
@@ -42,8 +35,6 @@ run() { # port extra-args... -> "tps latency_ms"
   pgbench -n -S -c 8 -j 2 -T "$secs" -h 127.0.0.1 -p "$port" -U postgres "$@" postgres 2>/dev/null \
     | awk '/^latency average/ {lat=$4} /^tps/ {tps=$3} END {print tps, lat}'
 }
-
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 for mode in "" "-C"; do
   declare -A tps=() lat=()
