@@ -161,9 +161,11 @@ int serve(const options& opts) {
           boundary::make_pg_frontend(svc,
                                      !q.postgres_wire.tls_cert_file.empty()));
       if (q.mysql_wire.enabled)
-        wire_listeners.listen({"mysqlWire", "0.0.0.0", q.mysql_wire.port,
-                               q.mysql_wire.max_connections, {}, {}},
-                              boundary::make_mysql_frontend(svc));
+        wire_listeners.listen(
+          {"mysqlWire", "0.0.0.0", q.mysql_wire.port,
+           q.mysql_wire.max_connections, q.mysql_wire.tls_cert_file,
+           q.mysql_wire.tls_key_file},
+          boundary::make_mysql_frontend(svc, !q.mysql_wire.tls_cert_file.empty()));
       web.start(2);
       wire_listeners.start(1);
       spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups)",

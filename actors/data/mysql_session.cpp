@@ -134,6 +134,8 @@ void pump(self_ptr self) {
       login(self, *l);
     else if (auto* k = std::get_if<mysqlwire::kill_event>(&ev))
       kill(self, *k);
+    else if (std::holds_alternative<mysqlwire::tls_event>(ev))
+      self->state.io.start_tls(); // the output went out; the handshake next
     else
       run(self, std::get<mysqlwire::query_event>(ev));
   });
@@ -143,14 +145,15 @@ void pump(self_ptr self) {
 
 caf::behavior mysql_session(self_ptr self, std::shared_ptr<node_services> node,
                             wire_io io, uint32_t connection_id,
-                            std::string scramble) {
+                            std::string scramble, bool tls_available) {
   auto& state = self->state;
   state.node = std::move(node);
   state.io = std::move(io);
   state.scramble = std::move(scramble);
   state.connection_id = connection_id;
-  state.session = std::make_unique<mysqlwire::server_session>(
-    mysqlwire::session_options{connection_id, state.scramble});
+  mysqlwire::session_options opts{connection_id, state.scramble};
+  opts.tls_available = tls_available;
+  state.session = std::make_unique<mysqlwire::server_session>(opts);
   flush_output(self); // the greeting
   self->set_exit_handler([self](caf::exit_msg& msg) {
     if (self->state.statement)
@@ -160,6 +163,10 @@ caf::behavior mysql_session(self_ptr self, std::shared_ptr<node_services> node,
   return {
     [self](atom::data, std::string& bytes) {
       self->state.session->feed(bytes);
+      pump(self);
+    },
+    [self](atom::tls) {
+      self->state.session->tls_started();
       pump(self);
     },
     [self](atom::cancel, bool close_connection) { // KILL from another session

@@ -25,10 +25,13 @@ struct mysql_session_state {
   bool columns_sent = false;
 };
 
-/// Handler: (data, bytes): input from the client. Exits when the client
+/// Handlers: (data, bytes): input from the client; (tls): the TLS
+/// handshake the session asked for is done; (cancel, close): a KILL from
+/// another session. Exits when the client
 /// goes, cancelling its running statement.
 caf::behavior mysql_session(caf::stateful_actor<mysql_session_state>* self,
                             std::shared_ptr<node_services> node, wire_io io,
-                            uint32_t connection_id, std::string scramble);
+                            uint32_t connection_id, std::string scramble,
+                            bool tls_available);
 
 } // namespace qf

@@ -75,17 +75,19 @@ wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node,
   };
 }
 
-wire::handler_factory make_mysql_frontend(std::shared_ptr<node_services> node) {
+wire::handler_factory make_mysql_frontend(std::shared_ptr<node_services> node,
+                                          bool tls_available) {
   auto next_id = std::make_shared<std::atomic<uint32_t>>(1);
   auto random = std::make_shared<secrets>();
-  return [node, next_id, random](std::shared_ptr<wire::connection> conn) {
+  return [node, next_id, random, tls_available](std::shared_ptr<wire::connection> conn) {
     std::string scramble;
     while (scramble.size() < 20) {
       auto c = static_cast<char>(random->next() % 94 + 33); // printable, no NUL
       scramble += c;
     }
     auto session = node->sys->spawn(mysql_session, node, io_of(conn),
-                                    next_id->fetch_add(1), scramble);
+                                    next_id->fetch_add(1), scramble,
+                                    tls_available);
     return std::make_shared<session_handler>(session);
   };
 }

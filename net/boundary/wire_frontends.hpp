@@ -10,6 +10,7 @@ namespace qf::boundary {
 wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node,
                                        bool tls_available);
 
-wire::handler_factory make_mysql_frontend(std::shared_ptr<node_services> node);
+wire::handler_factory make_mysql_frontend(std::shared_ptr<node_services> node,
+                                          bool tls_available);
 
 } // namespace qf::boundary

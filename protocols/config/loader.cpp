@@ -235,9 +235,6 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
       if (out.flight_sql.enabled)
         w.report(fp + ".flightSql",
                  "this frontend is not available in this build yet");
-      if (out.mysql_wire.enabled && !out.mysql_wire.tls_cert_file.empty())
-        w.report(fp + ".mysqlWire.tls", "TLS on mysqlWire is not available "
-                                        "in this build yet");
     }
   }
   if (out.trino_http.enabled && out.trino_http.port == 0)

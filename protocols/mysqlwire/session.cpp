@@ -90,7 +90,7 @@ server_session::server_session(session_options opts) : opts_(std::move(opts)) {
   h.server_version = opts_.server_version;
   h.connection_id = opts_.connection_id;
   h.scramble = opts_.scramble;
-  h.capabilities = offered_capabilities;
+  h.capabilities = offered_capabilities | (opts_.tls_available ? client_ssl : 0);
   h.status = status_autocommit;
   seq_ = 0;
   send(encode(h));
@@ -148,9 +148,19 @@ void server_session::handle_login(const packet& p) {
   }
   auto r = parse_handshake_response(p.payload);
   if (r && r->ssl_request_only) {
-    send(err_packet(1043, "08S01", "TLS is not configured on this server; "
-                                   "connect without SSL"));
-    state_ = state::closing;
+    if (!opts_.tls_available || tls_) {
+      send(err_packet(1043, "08S01", "TLS is not configured on this server; "
+                                     "connect without SSL"));
+      state_ = state::closing;
+    } else if (!in_.empty()) {
+      // Bytes sent in the clear after asking for TLS could be injected.
+      send(err_packet(1043, "08S01", "received unencrypted data after an "
+                                     "SSL request"));
+      state_ = state::closing;
+    } else {
+      state_ = state::tls_handshake; // nothing more until the handshake
+      events_.push_back(tls_event{});
+    }
     return;
   }
   if (!r || r->user.empty()) {
@@ -172,6 +182,14 @@ void server_session::handle_login(const packet& p) {
   }
   events_.push_back(login_event{user_, r->auth_response, database_});
   state_ = state::awaiting_accept;
+}
+
+void server_session::tls_started() {
+  if (state_ != state::tls_handshake)
+    return;
+  tls_ = true;
+  state_ = state::login; // the full handshake response comes next
+  process();
 }
 
 void server_session::accept() {

@@ -22,6 +22,7 @@ struct session_options {
   std::string scramble; // 20 random bytes, none of them NUL
   size_t max_message = 16 * 1024 * 1024;
   std::string server_version = "8.0.34-QueryFlux";
+  bool tls_available = false; // offer CLIENT_SSL in the greeting
 };
 
 /// The client logged in: the driver checks the token against the scramble
@@ -47,7 +48,12 @@ struct kill_event {
   bool query_only = false;
 };
 
-using session_event = std::variant<login_event, query_event, kill_event>;
+/// The client asked for TLS: send the output, run the handshake, then call
+/// tls_started(). The login continues inside TLS.
+struct tls_event {};
+
+using session_event
+  = std::variant<login_event, query_event, kill_event, tls_event>;
 
 /// A MySQL error: code, SQLSTATE and message.
 struct error_info {
@@ -74,6 +80,11 @@ public:
 
   // -- driver reports ---------------------------------------------------------
 
+  void tls_started();
+  bool tls_active() const {
+    return tls_;
+  }
+
   void accept();
   void reject(const error_info& e);
   void columns(const std::vector<column>& cols);
@@ -82,7 +93,8 @@ public:
   void fail(const error_info& e);
 
 private:
-  enum class state { login, awaiting_accept, idle, running, closing };
+  enum class state { login, tls_handshake, awaiting_accept, idle, running,
+                     closing };
 
   void process();
   void handle_login(const packet& p);
@@ -114,6 +126,7 @@ private:
   std::string current_sql_;
   std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row
   bool binary_rows_ = false;         // the running statement was prepared
+  bool tls_ = false;
   std::map<uint32_t, prepared_statement> prepared_;
   uint32_t next_statement_id_ = 1;
 };

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import mysql from 'mysql2/promise';
-import { startGateway, config } from './support/gateway.mjs';
+import { startGateway, config, selfSignedCert } from './support/gateway.mjs';
 
 function gatewayConfig(ports, extra = {}) {
   const cfg = config({
@@ -124,4 +124,26 @@ test('mysql2 execute(): prepared statements, binary rows, reuse and errors on Du
   assert.deepEqual(after, [{ n: 3 }]);
   const { queries } = await gw.history({ search: 'FROM t WHERE i = $4' });
   assert.equal(queries.length, 3);
+});
+
+test('TLS on the MySQL frontend: mysql2 and the mariadb CLI log in over TLS', async (t) => {
+  const ports = { trino: 23550, admin: 23551, my: 23552 };
+  const { cert, key } = selfSignedCert(t);
+  const cfg = gatewayConfig(ports, {
+    auth: { provider: 'static', staticUsers: { users: { alice: { password: 's3cret' } } } },
+  });
+  cfg.queryflux.frontends.mysqlWire.tls = { certFile: cert, keyFile: key };
+  const gw = await startGateway(cfg);
+  t.after(() => gw.kill());
+  const c = await mysql.createConnection({ host: '127.0.0.1', port: ports.my, user: 'alice', password: 's3cret',
+    ssl: { rejectUnauthorized: false } });
+  t.after(() => c.end().catch(() => {}));
+  assert.equal(c.connection.stream.encrypted, true, 'the connection runs over TLS');
+  const [rows] = await c.execute('SELECT i FROM t WHERE i = ?', [2]);
+  assert.deepEqual(rows.map((r) => Number(r.i)), [2]);
+  const cli = mariadb(ports.my, ['-ualice', '-ps3cret', '--ssl', '-B', '-N', '-e', 'SELECT count(*) FROM t']);
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.equal(cli.stdout, '3\n');
+  const bad = mariadb(ports.my, ['-ualice', '-pwrong', '--ssl', '-e', 'SELECT 1']);
+  assert.match(bad.stderr, /ERROR 1045 \(28000\)/);
 });

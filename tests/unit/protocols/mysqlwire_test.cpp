@@ -284,6 +284,36 @@ TEST(mysqlwire_session, an_ssl_request_without_tls_gets_a_clear_error) {
   EXPECT_FALSE(s.next_event());
 }
 
+TEST(mysqlwire_session, with_tls_an_ssl_request_starts_the_handshake_then_login_goes_on) {
+  session_options opts{7, std::string(20, 's')};
+  opts.tls_available = true;
+  server_session s{opts};
+  auto greeting = packets_of(s.take_output());
+  ASSERT_EQ(greeting.size(), 1u);
+  std::string request;
+  for (uint32_t v : {client_protocol_41 | client_ssl | client_secure_connection, 1u << 24})
+    for (int i = 0; i < 4; ++i)
+      request += static_cast<char>((v >> (8 * i)) & 0xFF);
+  request += '\x2d';
+  request.append(23, '\0');
+  std::string wire;
+  frame(wire, request, 1);
+  s.feed(wire);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<tls_event>(*ev));
+  EXPECT_TRUE(s.take_output().empty());
+  s.tls_started();
+  EXPECT_TRUE(s.tls_active());
+  s.feed(login_packet("alice", "mysql_native_password", 2));
+  ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<login_event>(*ev).user, "alice");
+  s.accept();
+  auto ok = packets_of(s.take_output());
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].sequence, 3);
+}
+
 TEST(mysqlwire_session, a_rejected_login_gets_err_and_closes) {
   server_session s{{7, std::string(20, 's')}};
   s.take_output();
