@@ -36,7 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The session state machine, with a driver that accepts every login and
   // answers every query with one row of the query's text in every type
   // (binary rows parse that text as numbers and dates).
-  qf::mysqlwire::server_session s{{1, std::string(20, 'x')}};
+  qf::mysqlwire::session_options opts{1, std::string(20, 'x')};
+  opts.tls_available = size % 2 == 0; // half the inputs may ask for TLS
+  qf::mysqlwire::server_session s{opts};
   s.take_output();
   s.feed(std::string_view{reinterpret_cast<const char*>(data), size});
   for (int steps = 0; steps < 1000; ++steps) {
@@ -45,6 +47,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     if (std::holds_alternative<qf::mysqlwire::login_event>(*ev)) {
       s.accept();
+    } else if (std::holds_alternative<qf::mysqlwire::tls_event>(*ev)) {
+      s.tls_started();
+    } else if (std::holds_alternative<qf::mysqlwire::kill_event>(*ev)) {
+      s.complete(0);
     } else {
       using qf::type_id;
       std::vector<qf::column> cols;
