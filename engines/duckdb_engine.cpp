@@ -466,13 +466,6 @@ public:
     duckdb_destroy_prepare(&prepared_);
   }
 
-  duckdb_cursor(const duckdb_cursor&) = delete;
-  duckdb_cursor& operator=(const duckdb_cursor&) = delete;
-
-  const std::vector<column>& columns() const override {
-    return columns_;
-  }
-
   bool fetch(row_batch& out, size_t max_rows) override {
     out.width = columns_.size();
     size_t taken = 0;
@@ -520,7 +513,6 @@ private:
   duckdb_data_chunk chunk_ = nullptr;
   idx_t offset_ = 0;
   bool done_ = false;
-  std::vector<column> columns_;
   std::vector<column_reader> readers_;
 };
 

@@ -46,19 +46,33 @@ private:
   int32_t vendor_code_;
 };
 
+/// One statement's result. Engines fill in the columns and the affected
+/// rows when the statement starts, and stream the rows through fetch().
 class cursor {
 public:
   virtual ~cursor() = default;
 
-  virtual const std::vector<column>& columns() const = 0;
+  cursor(const cursor&) = delete;
+  cursor& operator=(const cursor&) = delete;
+
+  const std::vector<column>& columns() const {
+    return columns_;
+  }
 
   /// Appends up to max_rows rows to out; returns false once exhausted.
   virtual bool fetch(row_batch& out, size_t max_rows) = 0;
 
-  /// Rows changed by a statement that returns none (INSERT, UPDATE...).
-  virtual int64_t affected_rows() const {
-    return -1;
+  /// Rows changed by a statement that returns none (INSERT, UPDATE...),
+  /// or -1 when unknown.
+  int64_t affected_rows() const {
+    return affected_;
   }
+
+protected:
+  cursor() = default;
+
+  std::vector<column> columns_;
+  int64_t affected_ = -1;
 };
 
 /// Values for $1, $2, ... in their text form; nullopt is NULL.

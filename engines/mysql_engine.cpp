@@ -125,17 +125,6 @@ public:
     mysql_free_result(res_);
   }
 
-  mysql_cursor(const mysql_cursor&) = delete;
-  mysql_cursor& operator=(const mysql_cursor&) = delete;
-
-  const std::vector<column>& columns() const override {
-    return columns_;
-  }
-
-  int64_t affected_rows() const override {
-    return affected_;
-  }
-
   bool fetch(row_batch& out, size_t max_rows) override {
     out.width = columns_.size();
     for (size_t taken = 0; !done_ && taken < max_rows; ++taken) {
@@ -162,8 +151,6 @@ private:
   MYSQL_RES* res_;
   std::function<void()> kill_;
   bool done_ = false;
-  int64_t affected_ = -1;
-  std::vector<column> columns_;
 };
 
 class mysql_connection : public connection {

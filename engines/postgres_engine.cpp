@@ -145,17 +145,6 @@ public:
       PQclear(res);
   }
 
-  pg_cursor(const pg_cursor&) = delete;
-  pg_cursor& operator=(const pg_cursor&) = delete;
-
-  const std::vector<column>& columns() const override {
-    return columns_;
-  }
-
-  int64_t affected_rows() const override {
-    return affected_;
-  }
-
   bool fetch(row_batch& out, size_t max_rows) override {
     out.width = columns_.size();
     size_t taken = 0;
@@ -203,8 +192,6 @@ private:
   PGconn* conn_;
   PGresult* pending_;
   bool done_ = false;
-  int64_t affected_ = -1;
-  std::vector<column> columns_;
 };
 
 class pg_connection : public connection {

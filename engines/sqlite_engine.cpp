@@ -114,17 +114,6 @@ public:
     sqlite3_finalize(stmt_);
   }
 
-  sqlite_cursor(const sqlite_cursor&) = delete;
-  sqlite_cursor& operator=(const sqlite_cursor&) = delete;
-
-  const std::vector<column>& columns() const override {
-    return columns_;
-  }
-
-  int64_t affected_rows() const override {
-    return affected_;
-  }
-
   bool fetch(row_batch& out, size_t max_rows) override {
     out.width = columns_.size();
     for (size_t taken = 0; taken < max_rows; ++taken) {
@@ -169,8 +158,6 @@ private:
   sqlite3* db_;
   sqlite3_stmt* stmt_;
   int step_;
-  int64_t affected_ = -1;
-  std::vector<column> columns_;
 };
 
 class sqlite_connection : public connection {

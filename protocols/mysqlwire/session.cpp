@@ -101,18 +101,6 @@ void server_session::feed(std::string_view bytes) {
   process();
 }
 
-std::optional<session_event> server_session::next_event() {
-  if (events_.empty())
-    return std::nullopt;
-  auto ev = std::move(events_.front());
-  events_.pop_front();
-  return ev;
-}
-
-std::string server_session::take_output() {
-  return std::exchange(out_, {});
-}
-
 void server_session::send(std::string_view payload) {
   seq_ = frame(out_, payload, seq_);
 }
@@ -385,14 +373,19 @@ bool server_session::answer_locally(const std::string& sql) {
   return false;
 }
 
-void server_session::send_result(const std::vector<column>& cols,
-                                 const row_batch& rows) {
+/// Column count, definitions, EOF: what opens a result set.
+void server_session::send_columns(const std::vector<column>& cols) {
   std::string count;
   put_lenenc_int(count, cols.size());
   send(count);
   for (const auto& c : cols)
     send(column_definition(c));
   send(eof_packet(status_autocommit, 0));
+}
+
+void server_session::send_result(const std::vector<column>& cols,
+                                 const row_batch& rows) {
+  send_columns(cols);
   for (size_t r = 0; r < rows.rows(); ++r)
     send(text_row(cols, rows, r));
   send(eof_packet(status_autocommit, 0));
@@ -401,25 +394,16 @@ void server_session::send_result(const std::vector<column>& cols,
 void server_session::columns(const std::vector<column>& cols) {
   if (state_ != state::running)
     return;
-  auto kw = sql::leading_keyword(current_sql_);
-  bool returns_rows = kw == "SELECT" || kw == "WITH" || kw == "SHOW"
-                      || kw == "VALUES" || kw == "TABLE" || kw == "DESCRIBE"
-                      || kw == "EXPLAIN" || kw == "DESC";
   // DuckDB answers DML and DDL with one "Count" column; MySQL clients
   // expect an OK packet with the affected rows.
-  if (!returns_rows && cols.size() == 1 && cols[0].name == "Count") {
+  if (!sql::returns_rows(sql::leading_keyword(current_sql_)) && cols.size() == 1
+      && cols[0].name == "Count") {
     dml_count_ = 0;
     return;
   }
   current_columns_ = cols;
-  if (cols.empty())
-    return; // a command: OK after it completes
-  std::string count;
-  put_lenenc_int(count, cols.size());
-  send(count);
-  for (const auto& c : cols)
-    send(column_definition(c));
-  send(eof_packet(status_autocommit, 0));
+  if (!cols.empty()) // a command: OK after it completes
+    send_columns(cols);
 }
 
 void server_session::rows(const row_batch& batch) {
@@ -446,22 +430,22 @@ void server_session::complete(int64_t affected_rows) {
                    status_autocommit, 0));
   else
     send(eof_packet(status_autocommit, 0));
+  end_statement();
+}
+
+void server_session::end_statement() {
   current_columns_.clear();
   dml_count_.reset();
   binary_rows_ = false;
   state_ = state::idle;
-  process();
+  process(); // commands that arrived meanwhile
 }
 
 void server_session::fail(const error_info& e) {
   if (state_ != state::running)
     return;
   send(err_packet(e.code, e.sqlstate, e.message));
-  current_columns_.clear();
-  dml_count_.reset();
-  binary_rows_ = false;
-  state_ = state::idle;
-  process();
+  end_statement();
 }
 
 } // namespace qf::mysqlwire

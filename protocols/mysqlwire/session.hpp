@@ -4,10 +4,10 @@
 #pragma once
 
 #include "protocols/common/rows.hpp"
+#include "protocols/common/sans_io.hpp"
 #include "protocols/mysqlwire/binary.hpp"
 #include "protocols/mysqlwire/packets.hpp"
 
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -62,13 +62,11 @@ struct error_info {
   std::string message;
 };
 
-class server_session {
+class server_session : public sans_io_session<session_event> {
 public:
   explicit server_session(session_options opts);
 
   void feed(std::string_view bytes);
-  std::optional<session_event> next_event();
-  std::string take_output();
 
   bool closing() const {
     return state_ == state::closing;
@@ -101,7 +99,9 @@ private:
   void handle_command(const packet& p);
   bool answer_locally(const std::string& sql);
   void send(std::string_view payload);
+  void send_columns(const std::vector<column>& cols);
   void send_result(const std::vector<column>& cols, const row_batch& rows);
+  void end_statement();
   void prepare(const std::string& sql);
   void execute(const com_stmt_execute& cmd);
   void start(std::string sql, std::vector<std::optional<std::string>> params,
@@ -116,9 +116,6 @@ private:
 
   session_options opts_;
   state state_ = state::login;
-  std::string in_;
-  std::string out_;
-  std::deque<session_event> events_;
   uint8_t seq_ = 0; // the next sequence id we write
   std::string user_;
   std::string database_;

@@ -16,14 +16,6 @@ error_fields error(std::string sqlstate, std::string message) {
   return {"ERROR", std::move(sqlstate), std::move(message), ""};
 }
 
-bool returns_rows(const std::string& keyword) {
-  for (auto k : {"SELECT", "WITH", "VALUES", "TABLE", "SHOW", "EXPLAIN",
-                 "PRAGMA", "DESCRIBE", "FROM", "SUMMARIZE"})
-    if (keyword == k)
-      return true;
-  return false;
-}
-
 /// The value of "SET name = value" / "SET name TO value", unquoted.
 std::pair<std::string, std::string> parse_set(std::string_view sql) {
   auto rest = sql.substr(sql.find_first_of(" \t\n") + 1);
@@ -63,18 +55,6 @@ server_session::server_session(session_options opts) : opts_(std::move(opts)) {
 void server_session::feed(std::string_view bytes) {
   in_.append(bytes);
   process();
-}
-
-std::optional<session_event> server_session::next_event() {
-  if (events_.empty())
-    return std::nullopt;
-  auto ev = std::move(events_.front());
-  events_.pop_front();
-  return ev;
-}
-
-std::string server_session::take_output() {
-  return std::exchange(out_, {});
 }
 
 /// ParameterStatus for settings changed by the query, then ReadyForQuery,
@@ -649,7 +629,7 @@ bool server_session::columns(const std::vector<column>& cols) {
   auto kw = sql::leading_keyword(current_);
   // DuckDB answers DML and DDL with one "Count" column; PostgreSQL clients
   // expect a command tag and no rows.
-  if (!returns_rows(kw) && cols.size() == 1 && cols[0].name == "Count") {
+  if (!sql::returns_rows(kw) && cols.size() == 1 && cols[0].name == "Count") {
     dml_count_ = 0;
     if (send_description_ && extended_)
       no_data(out_);
@@ -721,7 +701,7 @@ void server_session::complete(int64_t affected_rows) {
     tag = "INSERT 0 " + std::to_string(affected);
   else if (kw == "UPDATE" || kw == "DELETE")
     tag = kw + " " + std::to_string(affected);
-  else if (returns_rows(kw) || !current_columns_.empty())
+  else if (sql::returns_rows(kw) || !current_columns_.empty())
     tag = "SELECT " + std::to_string(rows_sent_);
   else if (kw == "BEGIN")
     tag = "BEGIN";

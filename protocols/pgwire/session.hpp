@@ -4,11 +4,11 @@
 #pragma once
 
 #include "protocols/common/rows.hpp"
+#include "protocols/common/sans_io.hpp"
 #include "protocols/pgwire/backend.hpp"
 #include "protocols/pgwire/frontend.hpp"
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -76,18 +76,12 @@ using session_event
   = std::variant<startup_event, run_event, cancel_event, tls_event,
                  password_event, resume_event, close_run_event>;
 
-class server_session {
+class server_session : public sans_io_session<session_event> {
 public:
   explicit server_session(session_options opts);
 
   /// Takes bytes from the client and handles what it can.
   void feed(std::string_view bytes);
-
-  /// The next thing the driver must do, if any.
-  std::optional<session_event> next_event();
-
-  /// Bytes to send to the client.
-  std::string take_output();
 
   /// Once true, send the output, then close the connection.
   bool closing() const {
@@ -165,9 +159,6 @@ private:
 
   session_options opts_;
   state state_ = state::startup;
-  std::string in_;
-  std::string out_;
-  std::deque<session_event> events_;
   std::map<std::string, std::string> startup_params_;
   std::map<std::string, std::string> settings_;
   std::vector<std::pair<std::string, std::string>> reports_;

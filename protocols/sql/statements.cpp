@@ -133,6 +133,14 @@ size_t highest_placeholder(std::string_view s) {
   return highest;
 }
 
+bool returns_rows(std::string_view keyword) {
+  for (auto k : {"SELECT", "WITH", "VALUES", "TABLE", "SHOW", "EXPLAIN",
+                 "PRAGMA", "DESCRIBE", "DESC", "FROM", "SUMMARIZE"})
+    if (keyword == k)
+      return true;
+  return false;
+}
+
 std::string leading_keyword(std::string_view statement) {
   return leading_keywords(statement, 1);
 }

@@ -19,6 +19,11 @@ std::string leading_keyword(std::string_view statement);
 /// The first two keywords ("CREATE TABLE", "SET", "BEGIN").
 std::string leading_keywords(std::string_view statement, size_t count);
 
+/// Whether a statement led by this keyword answers with rows. DuckDB
+/// answers other statements with one "Count" column, which the wire
+/// protocols turn into a command tag or an OK packet.
+bool returns_rows(std::string_view leading_keyword);
+
 /// The highest $n placeholder outside strings and comments; 0 if none.
 size_t highest_placeholder(std::string_view statement);
 

@@ -1,5 +1,6 @@
 // MySQL wire codec: framing with continuation packets, length-encoded
 // values, the handshake both ways, commands, and server messages.
+#include "protocols/mysqlwire/little_endian.hpp"
 #include "protocols/mysqlwire/packets.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,25 @@ using namespace qf;
 using namespace qf::mysqlwire;
 
 namespace {
+
+std::string le_bytes(uint64_t v, int n) {
+  std::string out;
+  put_le(out, v, n);
+  return out;
+}
+
+/// The fixed start of a HandshakeResponse41 (all of an SSL request):
+/// capabilities, max packet size, charset, filler.
+std::string handshake_start(uint32_t capabilities) {
+  return le_bytes(capabilities, 4) + le_bytes(1 << 24, 4) + '\x2d' + std::string(23, '\0');
+}
+
+/// The short HandshakeResponse that asks for TLS, framed.
+std::string ssl_request() {
+  std::string wire;
+  frame(wire, handshake_start(client_protocol_41 | client_ssl | client_secure_connection), 1);
+  return wire;
+}
 
 std::string hex(std::string_view s) {
   static constexpr char digits[] = "0123456789abcdef";
@@ -90,17 +110,8 @@ TEST(mysqlwire_handshake, greeting_carries_version_scramble_and_plugin) {
 }
 
 TEST(mysqlwire_handshake, response41_is_parsed) {
-  std::string in;
-  auto le = [&](uint64_t v, int n) {
-    for (int i = 0; i < n; ++i)
-      in += static_cast<char>((v >> (8 * i)) & 0xFF);
-  };
-  le(client_protocol_41 | client_secure_connection | client_connect_with_db
-       | client_plugin_auth,
-     4);
-  le(1 << 24, 4);
-  in += '\x2d';
-  in.append(23, '\0');
+  auto in = handshake_start(client_protocol_41 | client_secure_connection
+                            | client_connect_with_db | client_plugin_auth);
   in += std::string("alice\0", 6);
   in += '\x14';
   in += std::string(20, 'T');
@@ -185,17 +196,8 @@ std::vector<packet> packets_of(const std::string& out) {
 
 std::string login_packet(const std::string& user, const std::string& plugin,
                          uint8_t seq = 1) {
-  std::string in;
-  auto le = [&](uint64_t v, int n) {
-    for (int i = 0; i < n; ++i)
-      in += static_cast<char>((v >> (8 * i)) & 0xFF);
-  };
-  le(client_protocol_41 | client_secure_connection | client_plugin_auth
-       | client_connect_with_db,
-     4);
-  le(1 << 24, 4);
-  in += '\x2d';
-  in.append(23, '\0');
+  auto in = handshake_start(client_protocol_41 | client_secure_connection
+                            | client_plugin_auth | client_connect_with_db);
   in += user;
   in += '\0';
   in += '\x14';
@@ -267,15 +269,7 @@ TEST(mysqlwire_session, another_plugin_is_switched_to_native_password) {
 TEST(mysqlwire_session, an_ssl_request_without_tls_gets_a_clear_error) {
   server_session s{{7, std::string(20, 's')}};
   s.take_output();
-  std::string request;
-  for (uint32_t v : {client_protocol_41 | client_ssl | client_secure_connection, 1u << 24})
-    for (int i = 0; i < 4; ++i)
-      request += static_cast<char>((v >> (8 * i)) & 0xFF);
-  request += '\x2d';
-  request.append(23, '\0');
-  std::string wire;
-  frame(wire, request, 1);
-  s.feed(wire);
+  s.feed(ssl_request());
   auto out = packets_of(s.take_output());
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].payload[0], '\xff');
@@ -290,15 +284,7 @@ TEST(mysqlwire_session, with_tls_an_ssl_request_starts_the_handshake_then_login_
   server_session s{opts};
   auto greeting = packets_of(s.take_output());
   ASSERT_EQ(greeting.size(), 1u);
-  std::string request;
-  for (uint32_t v : {client_protocol_41 | client_ssl | client_secure_connection, 1u << 24})
-    for (int i = 0; i < 4; ++i)
-      request += static_cast<char>((v >> (8 * i)) & 0xFF);
-  request += '\x2d';
-  request.append(23, '\0');
-  std::string wire;
-  frame(wire, request, 1);
-  s.feed(wire);
+  s.feed(ssl_request());
   auto ev = s.next_event();
   ASSERT_TRUE(ev && std::holds_alternative<tls_event>(*ev));
   EXPECT_TRUE(s.take_output().empty());
@@ -420,13 +406,6 @@ TEST(mysqlwire_session, errors_keep_the_session_and_quit_closes) {
 
 namespace {
 
-std::string le_bytes(uint64_t v, int n) {
-  std::string out;
-  for (int i = 0; i < n; ++i)
-    out += static_cast<char>((v >> (8 * i)) & 0xFF);
-  return out;
-}
-
 /// COM_STMT_EXECUTE of statement `id` with new parameter types.
 std::string execute_packet(uint32_t id, std::string_view nulls,
                            std::string_view types, std::string_view values) {
@@ -510,6 +489,47 @@ TEST(mysqlwire_session, malformed_execute_parameters_are_an_error_not_a_crash) {
   EXPECT_EQ(out[0].payload.substr(0, 3), "\xff\xba\x04"); // 1210
   EXPECT_FALSE(s.next_event());
   EXPECT_FALSE(s.closing());
+}
+
+TEST(mysqlwire_session, long_data_is_refused_at_execute_and_reset_clears_it) {
+  auto s = logged_in();
+  s.feed(command_packet("\x16SELECT ?"));
+  auto id = static_cast<uint32_t>(static_cast<unsigned char>(packets_of(s.take_output())[0].payload[1]));
+  s.feed(command_packet("\x18" + le_bytes(id, 4) + le_bytes(0, 2) + "chunk"));
+  EXPECT_TRUE(s.take_output().empty()) << "SEND_LONG_DATA has no reply";
+  auto exec = execute_packet(id, std::string(1, '\0'), std::string("\xfd\0", 2), "\x01x");
+  s.feed(exec);
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].payload.substr(0, 3), "\xff\xd3\x04"); // 1235
+  EXPECT_FALSE(s.next_event());
+  s.feed(command_packet("\x16SELECT ?")); // a second statement, then reset of the first
+  s.take_output();
+  s.feed(command_packet("\x18" + le_bytes(id, 4) + le_bytes(0, 2) + "chunk"));
+  s.feed(command_packet("\x1a" + le_bytes(id, 4)));
+  EXPECT_EQ(packets_of(s.take_output())[0].payload[0], '\0'); // OK
+  s.feed(exec);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).params[0], "x");
+  s.feed(command_packet("\x1a" + le_bytes(999, 4)));
+  s.complete(-1);
+  EXPECT_EQ(packets_of(s.take_output()).back().payload.substr(0, 3), "\xff\xdb\x04"); // 1243
+}
+
+TEST(mysqlwire_session, a_connection_holds_a_bounded_number_of_prepared_statements) {
+  auto s = logged_in();
+  size_t refused = 0;
+  for (int i = 0; i < 1100; ++i) {
+    s.feed(command_packet("\x16SELECT 1"));
+    auto out = packets_of(s.take_output());
+    ASSERT_FALSE(out.empty());
+    if (out[0].payload[0] == '\xff') {
+      EXPECT_EQ(out[0].payload.substr(0, 3), "\xff\xb5\x05"); // 1461
+      ++refused;
+    }
+  }
+  EXPECT_EQ(refused, 1100u - 1024u);
 }
 
 TEST(mysqlwire_binary, parameter_types_decode_to_text) {

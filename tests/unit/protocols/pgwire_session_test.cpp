@@ -452,6 +452,33 @@ TEST(pgwire_session, sync_outside_a_transaction_closes_a_suspended_portal) {
   EXPECT_EQ(tags(s.take_output()), "EZ");
 }
 
+TEST(pgwire_session, close_or_a_new_bind_ends_a_suspended_portal) {
+  auto s = started();
+  s.feed(parse_msg("", "SELECT n FROM t") + bind_msg("c1", "", {}) + execute_msg("c1", 1)
+         + tagged('H', ""));
+  ASSERT_TRUE(s.next_event());
+  s.columns({{"n", {type_id::integer}}});
+  s.rows(numbers(1, 2));
+  s.suspend();
+  std::string close_body = "P";
+  put_cstring(close_body, "c1");
+  s.feed(tagged('C', close_body) + tagged('H', ""));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<close_run_event>(*ev));
+
+  s.feed(bind_msg("c1", "", {}) + execute_msg("c1", 1) + tagged('H', ""));
+  ASSERT_TRUE(s.next_event());
+  s.columns({{"n", {type_id::integer}}});
+  s.rows(numbers(1, 2));
+  s.suspend();
+  s.feed(bind_msg("c1", "", {})); // replaces the portal
+  ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<close_run_event>(*ev));
+  s.feed(query_message("SELECT 1")); // no suspended run left to close
+  ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<run_event>(*ev));
+}
+
 TEST(pgwire_session, named_statements_are_reused_and_binary_params_read) {
   auto s = started();
   s.feed(parse_msg("q", "SELECT $1 + 1 AS y", {23}) + sync_msg);
