@@ -58,6 +58,14 @@ public:
     return static_cast<int16_t>(*v);
   }
 
+  std::optional<int64_t> be_i64() {
+    auto hi = be_u32();
+    auto lo = be_u32();
+    if (!hi || !lo)
+      return std::nullopt;
+    return static_cast<int64_t>((uint64_t{*hi} << 32) | *lo);
+  }
+
   /// A NUL-terminated string, without its terminator.
   std::optional<std::string_view> cstring() {
     auto nul = data_.find('\0');
@@ -99,6 +107,11 @@ inline void put_be_u16(std::string& out, uint16_t v) {
 inline void put_be_u32(std::string& out, uint32_t v) {
   for (int shift : {24, 16, 8, 0})
     out += static_cast<char>((v >> shift) & 0xFF);
+}
+
+inline void put_be_u64(std::string& out, uint64_t v) {
+  put_be_u32(out, static_cast<uint32_t>(v >> 32));
+  put_be_u32(out, static_cast<uint32_t>(v & 0xFFFFFFFF));
 }
 
 inline void patch_be_u32(std::string& out, size_t at, uint32_t v) {

@@ -1,5 +1,6 @@
 #include "protocols/mysqlwire/binary.hpp"
 
+#include "protocols/common/temporal.hpp"
 #include "protocols/mysqlwire/little_endian.hpp"
 #include "protocols/mysqlwire/packets.hpp"
 
@@ -174,81 +175,40 @@ double parse_double(const std::string& text) {
   return v;
 }
 
-/// Reads up to `count` numbers separated by any one non-digit.
-size_t scan_fields(std::string_view text, unsigned* out, size_t count) {
-  size_t n = 0;
-  size_t i = 0;
-  while (n < count && i < text.size()) {
-    unsigned v = 0;
-    size_t start = i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9')
-      v = v * 10 + static_cast<unsigned>(text[i++] - '0');
-    if (i == start)
-      break;
-    out[n++] = v;
-    ++i; // the separator
-  }
-  return n;
-}
-
-/// "[.ffffff]" at the end of a time of day, in microseconds.
-unsigned fraction_micros(std::string_view text) {
-  auto dot = text.rfind('.');
-  if (dot == std::string_view::npos)
-    return 0;
-  unsigned us = 0;
-  size_t digits = 0;
-  for (size_t i = dot + 1; i < text.size() && digits < 6; ++i, ++digits) {
-    if (text[i] < '0' || text[i] > '9')
-      break;
-    us = us * 10 + static_cast<unsigned>(text[i] - '0');
-  }
-  for (; digits < 6; ++digits)
-    us *= 10;
-  return us;
-}
-
 void put_datetime(std::string& out, const std::string& text, bool with_time) {
-  unsigned f[6] = {};
-  auto n = scan_fields(text, f, with_time ? 6 : 3);
-  if (n < 3) {
+  auto t = parse_date_time(text);
+  if (!t) {
     out += '\0'; // unreadable: the zero date
     return;
   }
-  auto us = with_time ? fraction_micros(text) : 0;
-  uint8_t length = !with_time ? 4 : us ? 11 : 7;
+  uint8_t length = !with_time ? 4 : t->micros ? 11 : 7;
   out += static_cast<char>(length);
-  put_le(out, f[0], 2);
-  out += static_cast<char>(f[1]);
-  out += static_cast<char>(f[2]);
+  put_le(out, static_cast<uint64_t>(t->year), 2);
+  out += static_cast<char>(t->month);
+  out += static_cast<char>(t->day);
   if (length >= 7) {
-    out += static_cast<char>(f[3]);
-    out += static_cast<char>(f[4]);
-    out += static_cast<char>(f[5]);
+    out += static_cast<char>(t->hour);
+    out += static_cast<char>(t->minute);
+    out += static_cast<char>(t->second);
   }
   if (length == 11)
-    put_le(out, us, 4);
+    put_le(out, t->micros, 4);
 }
 
 void put_time(std::string& out, const std::string& text) {
-  std::string_view t = text;
-  bool negative = !t.empty() && t[0] == '-';
-  if (negative)
-    t.remove_prefix(1);
-  unsigned f[3] = {};
-  if (scan_fields(t, f, 3) < 3) {
+  auto t = parse_time_of_day(text);
+  if (!t) {
     out += '\0';
     return;
   }
-  auto us = fraction_micros(t);
-  out += static_cast<char>(us ? 12 : 8);
-  out += static_cast<char>(negative ? 1 : 0);
-  put_le(out, f[0] / 24, 4);
-  out += static_cast<char>(f[0] % 24);
-  out += static_cast<char>(f[1]);
-  out += static_cast<char>(f[2]);
-  if (us)
-    put_le(out, us, 4);
+  out += static_cast<char>(t->micros ? 12 : 8);
+  out += static_cast<char>(t->negative ? 1 : 0);
+  put_le(out, t->hours / 24, 4);
+  out += static_cast<char>(t->hours % 24);
+  out += static_cast<char>(t->minute);
+  out += static_cast<char>(t->second);
+  if (t->micros)
+    put_le(out, t->micros, 4);
 }
 
 void put_binary_value(std::string& out, const sql_type& type,

@@ -2,6 +2,7 @@
 #include "protocols/pgwire/backend.hpp"
 
 #include "protocols/common/byte_reader.hpp"
+#include "protocols/pgwire/binary_values.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -54,11 +55,6 @@ template <class Int>
 bool parse_int(const std::string& s, Int& v) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   return ec == std::errc{} && p == s.data() + s.size();
-}
-
-void put_be_u64(std::string& out, uint64_t v) {
-  put_be_u32(out, static_cast<uint32_t>(v >> 32));
-  put_be_u32(out, static_cast<uint32_t>(v & 0xFFFFFFFF));
 }
 
 } // namespace
@@ -177,6 +173,17 @@ bool binary_value(const sql_type& t, const std::string& v, std::string& out) {
     case type_id::unknown:
       out = v; // text and bytea: the bytes themselves
       return true;
+    case type_id::decimal:
+      return numeric_to_binary(v, out);
+    case type_id::date:
+      return date_to_binary(v, out);
+    case type_id::time:
+      return time_to_binary(v, out);
+    case type_id::timestamp:
+    case type_id::timestamp_tz: // canonical text is UTC
+      return timestamp_to_binary(v, out);
+    case type_id::uuid:
+      return uuid_to_binary(v, out);
     default:
       return false;
   }
@@ -195,6 +202,12 @@ bool has_binary_format(const sql_type& t) {
     case type_id::varbinary:
     case type_id::json:
     case type_id::unknown:
+    case type_id::decimal:
+    case type_id::date:
+    case type_id::time:
+    case type_id::timestamp:
+    case type_id::timestamp_tz:
+    case type_id::uuid:
       return true;
     default:
       return false;
@@ -218,13 +231,10 @@ std::optional<std::string> binary_param_to_text(uint32_t oid,
       if (!exact(4))
         return std::nullopt;
       return std::to_string(*r.be_i32());
-    case 20: { // int8
+    case 20: // int8
       if (!exact(8))
         return std::nullopt;
-      auto hi = static_cast<uint64_t>(*r.be_u32());
-      auto lo = static_cast<uint64_t>(*r.be_u32());
-      return std::to_string(static_cast<int64_t>((hi << 32) | lo));
-    }
+      return std::to_string(*r.be_i64());
     case 700: { // float4
       if (!exact(4))
         return std::nullopt;
@@ -247,6 +257,15 @@ std::optional<std::string> binary_param_to_text(uint32_t oid,
       auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d);
       return std::string(buf, end);
     }
+    case 1700:
+      return numeric_from_binary(bytes);
+    case 1082:
+      return date_from_binary(bytes);
+    case 1114:
+    case 1184:
+      return timestamp_from_binary(bytes);
+    case 2950:
+      return uuid_from_binary(bytes);
     case 0:    // unspecified: clients send text-like bytes
     case 17:   // bytea
     case 19:   // name

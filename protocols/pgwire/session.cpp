@@ -269,15 +269,14 @@ void server_session::handle_describe(const describe& d) {
       return;
     }
     // Declared types are echoed; undeclared ones are announced as text,
-    // which every client may send. Columns are known only once it runs.
+    // which every client may send.
     std::vector<uint32_t> types = stmt->second.param_types;
-    types.resize(std::max(types.size(),
-                          sql::highest_placeholder(stmt->second.sql)));
+    auto placeholders = sql::highest_placeholder(stmt->second.sql);
+    types.resize(std::max(types.size(), placeholders));
     for (auto& t : types)
       if (t == 0)
         t = 25;
-    parameter_description(out_, types);
-    no_data(out_);
+    describe_statement(stmt->second.sql, std::move(types), placeholders);
     return;
   }
   if (!portals_.count(d.name)) {
@@ -288,6 +287,40 @@ void server_session::handle_describe(const describe& d) {
   // Columns come from running it: with the Execute that nearly always
   // follows, the two are answered by one run.
   handle_execute(d.name, true, 0);
+}
+
+/// The columns of a query are known only once it runs: a query is run
+/// wrapped in LIMIT 0 with NULL parameters, which evaluates no row. Inside
+/// a transaction block a failed probe would abort the block on the
+/// backend, so there, and for commands, the answer is NoData.
+void server_session::describe_statement(const std::string& sql,
+                                        std::vector<uint32_t> param_types,
+                                        size_t placeholders) {
+  auto kw = sql::leading_keyword(sql);
+  bool wrappable = kw == "SELECT" || kw == "WITH" || kw == "VALUES" || kw == "TABLE";
+  if (!wrappable || transaction_ != transaction::idle) {
+    parameter_description(out_, param_types);
+    no_data(out_);
+    return;
+  }
+  auto body = std::string_view{sql};
+  while (!body.empty() && (body.back() == ';' || std::isspace(static_cast<unsigned char>(body.back()))))
+    body.remove_suffix(1);
+  // The newline ends a trailing -- comment before the closing parenthesis.
+  current_ = "SELECT * FROM (" + std::string{body} + "\n) AS qf_describe LIMIT 0";
+  current_columns_.clear();
+  rows_sent_ = 0;
+  dml_count_.reset();
+  result_formats_.clear();
+  row_limit_ = 0;
+  extended_ = true;
+  send_description_ = true;
+  send_rows_ = false;
+  describing_ = std::move(param_types);
+  state_ = state::running;
+  current_step_ = transaction_step::none;
+  events_.push_back(run_event{current_, std::vector<std::optional<std::string>>(placeholders),
+                              current_step_});
 }
 
 std::optional<int32_t> server_session::next_is_execute_of(
@@ -626,6 +659,15 @@ void server_session::run_locally(const std::string& sql) {
 bool server_session::columns(const std::vector<column>& cols) {
   if (state_ != state::running)
     return false;
+  if (describing_) {
+    parameter_description(out_, *describing_);
+    if (cols.empty())
+      no_data(out_);
+    else
+      row_description(out_, cols, {}); // formats are not known before Bind
+    describing_.reset();
+    return true;
+  }
   auto kw = sql::leading_keyword(current_);
   // DuckDB answers DML and DDL with one "Count" column; PostgreSQL clients
   // expect a command tag and no rows.
@@ -686,6 +728,11 @@ void server_session::rows(const row_batch& batch) {
 void server_session::complete(int64_t affected_rows) {
   if (state_ != state::running)
     return;
+  if (describing_) { // the probe ended without columns: describe none
+    columns({});
+    finish_extended();
+    return;
+  }
   if (extended_ && held_from_ < held_.rows()) {
     // The run ended, but rows past the limit still wait for an Execute.
     portal_suspended(out_);
@@ -731,6 +778,15 @@ void server_session::finish_statement(std::string tag) {
 void server_session::fail(const error_fields& e) {
   if (state_ != state::running)
     return;
+  if (describing_) {
+    // The probe is ours, not the client's: a query it cannot wrap (a
+    // parameter of unknown type, say) is described as before, NoData.
+    parameter_description(out_, *describing_);
+    no_data(out_);
+    describing_.reset();
+    finish_extended();
+    return;
+  }
   row_limit_ = 0;
   held_ = {};
   held_from_ = 0;

@@ -140,6 +140,8 @@ private:
   void handle_execute(const std::string& portal_name, bool describe_first,
                       int32_t max_rows);
   void resume(int32_t max_rows);
+  void describe_statement(const std::string& sql, std::vector<uint32_t> param_types,
+                          size_t placeholders);
   void close_suspended();
   void extended_error(const error_fields& e);
   /// The row limit of an Execute of this portal waiting next, if one is.
@@ -183,6 +185,8 @@ private:
   bool send_description_ = true; // RowDescription (simple query, Describe)
   bool send_rows_ = true;        // false for a Describe without Execute
   std::vector<int16_t> result_formats_;
+  /// While a Describe of a statement runs its probe: the parameter types.
+  std::optional<std::vector<uint32_t>> describing_;
 
   // Execute with a row limit: rows past it wait in held_ for the next
   // Execute of the same portal, while the driver holds the run.

@@ -298,3 +298,16 @@ test('a cursor inside a transaction keeps the block pinned and committed work st
   assert.deepEqual(rows.rows, [{ name: 'in block' }]);
   assert.equal(idle.rows[0].n, 0);
 });
+
+test('pgjdbc: statement metadata, server-side prepared statements, fetch size, errors, types', async () => {
+  const r = spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcCheck.java', String(ports.pg)],
+    { encoding: 'utf8', timeout: 120000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n'), [
+    'metadata id:int4 name:varchar price:numeric', // text columns are varchar across engines
+    'prepared 8',
+    'fetched 1000 500500',
+    'error 42P01',
+    'timestamptz 2024-02-29T12:00:00Z',
+  ]);
+});

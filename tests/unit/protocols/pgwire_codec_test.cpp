@@ -248,6 +248,20 @@ TEST(pgwire_backend, row_description_and_data_rows_round_trip) {
   EXPECT_EQ(second.be_i32(), -1); // NULL
 }
 
+namespace {
+
+std::string hex_of(const std::string& bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 0xF];
+  }
+  return out;
+}
+
+} // namespace
+
 TEST(pgwire_backend, binary_format_encodes_fixed_width_types) {
   std::string out;
   ASSERT_TRUE(binary_value({type_id::bigint}, "-2", out));
@@ -259,7 +273,50 @@ TEST(pgwire_backend, binary_format_encodes_fixed_width_types) {
   ASSERT_TRUE(binary_value({type_id::double_precision}, "1.5", out));
   EXPECT_EQ(out, std::string("\x3f\xf8\0\0\0\0\0\0", 8));
   EXPECT_FALSE(binary_value({type_id::integer}, "not a number", out));
-  EXPECT_FALSE(binary_value({type_id::date}, "2024-01-01", out));
+  EXPECT_FALSE(binary_value({type_id::interval}, "1 day", out));
+}
+
+TEST(pgwire_backend, binary_format_encodes_numeric_dates_times_and_uuids) {
+  std::string out;
+  // 2024-01-01 is day 8766 after 2000-01-01.
+  ASSERT_TRUE(binary_value({type_id::date}, "2024-01-01", out));
+  EXPECT_EQ(out, std::string("\0\0\x22\x3e", 4));
+  ASSERT_TRUE(binary_value({type_id::date}, "1999-12-31", out));
+  EXPECT_EQ(out, std::string("\xff\xff\xff\xff", 4));
+  // 2000-01-02 00:00:01.5 is 86401.5 s after the epoch.
+  ASSERT_TRUE(binary_value({type_id::timestamp, 6}, "2000-01-02 00:00:01.5", out));
+  EXPECT_EQ(out, std::string("\0\0\0\x14\x1d\xee\x43\x60", 8)); // 86401500000
+  ASSERT_TRUE(binary_value({type_id::time, 6}, "01:00:00", out));
+  EXPECT_EQ(out, std::string("\0\0\0\0\xd6\x93\xa4\0", 8)); // 3600000000
+  ASSERT_TRUE(binary_value({type_id::uuid}, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", out));
+  EXPECT_EQ(hex_of(out), "a0eebc999c0b4ef8bb6d6bb9bd380a11");
+  // -12345.6780: 2 digit groups before the point (1, 2345), 6780 after;
+  // trailing zero groups dropped, dscale 4 kept.
+  ASSERT_TRUE(binary_value({type_id::decimal, 10, 4}, "-12345.6780", out));
+  EXPECT_EQ(hex_of(out), "0003" "0001" "4000" "0004" "0001" "0929" "1a7c");
+  ASSERT_TRUE(binary_value({type_id::decimal, 10, 2}, "0.00", out));
+  EXPECT_EQ(hex_of(out), "0000" "0000" "0000" "0002");
+  EXPECT_FALSE(binary_value({type_id::decimal}, "1e5", out));
+  EXPECT_FALSE(binary_value({type_id::date}, "yesterday", out));
+}
+
+TEST(pgwire_backend, binary_parameters_of_those_types_read_back_as_text) {
+  for (auto [oid, text] : std::vector<std::pair<uint32_t, std::string>>{
+         {1700, "-12345.6780"}, {1700, "0.0001"}, {1700, "100000000"}, {1700, "NaN"},
+         {1082, "2024-02-29"}, {1082, "1969-07-20"},
+         {1114, "2024-02-29 13:14:15.25"}, {1184, "1999-12-31 23:59:59"},
+         {2950, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"}}) {
+    sql_type type = oid == 1700 ? sql_type{type_id::decimal}
+                    : oid == 1082 ? sql_type{type_id::date}
+                    : oid == 2950 ? sql_type{type_id::uuid}
+                                  : sql_type{type_id::timestamp};
+    std::string bytes;
+    ASSERT_TRUE(binary_value(type, text, bytes)) << text;
+    EXPECT_EQ(binary_param_to_text(oid, bytes), text) << oid;
+  }
+  EXPECT_FALSE(binary_param_to_text(1700, std::string("\0\1", 2)));
+  EXPECT_FALSE(binary_param_to_text(1082, std::string("\0\1", 2)));
+  EXPECT_FALSE(binary_param_to_text(2950, "short"));
 }
 
 TEST(pgwire_backend, text_values_follow_postgres_spelling) {

@@ -519,22 +519,51 @@ TEST(pgwire_session, an_extended_error_skips_to_sync) {
 
 TEST(pgwire_session, describe_statement_announces_parameters) {
   auto s = started();
-  s.feed(parse_msg("d", "SELECT $1, $2 WHERE '$9' = $2", {23}) + describe_msg('S', "d")
+  s.feed(parse_msg("d", "SELECT $1, $2 WHERE '$9' = $2;", {23}) + describe_msg('S', "d")
          + sync_msg);
+  // The columns come from a probe that evaluates no row.
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  auto& probe = std::get<run_event>(*ev);
+  EXPECT_EQ(probe.sql, "SELECT * FROM (SELECT $1, $2 WHERE '$9' = $2\n) AS qf_describe LIMIT 0");
+  EXPECT_EQ(probe.params, (std::vector<std::optional<std::string>>(2)));
+  EXPECT_TRUE(s.columns({{"a", {type_id::integer}}, {"b", {type_id::varchar}}}));
+  s.complete(-1);
   auto out = s.take_output();
-  EXPECT_EQ(tags(out), "1tnZ");
+  EXPECT_EQ(tags(out), "1tTZ");
   // int4 as declared, then text for the undeclared $2; '$9' is a string.
   EXPECT_NE(out.find(std::string("\0\2\0\0\0\x17\0\0\0\x19", 10)),
             std::string::npos);
 }
 
+TEST(pgwire_session, describe_statement_falls_back_to_no_data) {
+  auto s = started();
+  // A probe that fails is not the client's error.
+  s.feed(parse_msg("d", "SELECT $1") + describe_msg('S', "d") + sync_msg);
+  ASSERT_TRUE(s.next_event());
+  s.fail({"ERROR", "42P18", "could not determine data type of parameter $1", ""});
+  EXPECT_EQ(tags(s.take_output()), "1tnZ");
+  // Commands have no columns; nothing runs.
+  s.feed(parse_msg("i", "INSERT INTO t VALUES ($1)") + describe_msg('S', "i") + sync_msg);
+  EXPECT_FALSE(s.next_event());
+  EXPECT_EQ(tags(s.take_output()), "1tnZ");
+  // Inside a block a failed probe would abort it on the backend: no probe.
+  s.feed(query_message("BEGIN"));
+  ASSERT_TRUE(s.next_event());
+  s.complete(-1);
+  s.take_output();
+  s.feed(parse_msg("q", "SELECT 1") + describe_msg('S', "q") + sync_msg);
+  EXPECT_FALSE(s.next_event());
+  EXPECT_EQ(tags(s.take_output()), "1tnZ");
+}
+
 TEST(pgwire_session, binary_results_for_unsupported_types_are_refused) {
   auto s = started();
-  s.feed(parse_msg("", "SELECT DATE '2024-01-01' AS d")
+  s.feed(parse_msg("", "SELECT INTERVAL '1 day' AS d")
          + bind_msg("", "", {}, 0, /*result_format=*/1) + execute_msg("")
          + sync_msg);
   s.next_event();
-  EXPECT_FALSE(s.columns({{"d", {type_id::date}}}));
+  EXPECT_FALSE(s.columns({{"d", {type_id::interval}}}));
   auto out = s.take_output();
   EXPECT_NE(out.find("C0A000"), std::string::npos);
   EXPECT_EQ(out.back(), 'I');

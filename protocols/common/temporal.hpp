@@ -1,0 +1,34 @@
+// Reading the canonical text of dates and times (rows.hpp) back into
+// numbers, for the wire protocols' binary formats.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace qf {
+
+/// "YYYY-MM-DD" or "YYYY-MM-DD HH:MM:SS[.ffffff]"; the time is zero for a
+/// date. Years 1 to 9999.
+struct date_time {
+  int year = 0;
+  unsigned month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  uint32_t micros = 0;
+};
+
+std::optional<date_time> parse_date_time(std::string_view text);
+
+/// "[-]HH:MM:SS[.ffffff]", hours possibly beyond 24 (MySQL TIME).
+struct time_of_day {
+  bool negative = false;
+  uint32_t hours = 0;
+  unsigned minute = 0, second = 0;
+  uint32_t micros = 0;
+};
+
+std::optional<time_of_day> parse_time_of_day(std::string_view text);
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+int64_t days_from_civil(int year, unsigned month, unsigned day);
+
+} // namespace qf
