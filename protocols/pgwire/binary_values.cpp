@@ -5,6 +5,7 @@
 #include "protocols/common/temporal.hpp"
 
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 namespace qf::pgwire {
@@ -26,14 +27,9 @@ bool all_digits(std::string_view s) {
   return true;
 }
 
-/// "YYYY-MM-DD HH:MM:SS[.ffffff]" of microseconds since 2000-01-01.
-std::string timestamp_text(int64_t micros, bool with_time) {
-  auto days = micros / micros_per_day;
-  auto rest = micros % micros_per_day;
-  if (rest < 0) {
-    rest += micros_per_day;
-    --days;
-  }
+/// "YYYY-MM-DD[ HH:MM:SS[.ffffff]]" of a day since 2000-01-01 and the
+/// microseconds into it.
+std::string civil_text(int64_t days, int64_t rest, bool with_time) {
   // civil_from_days (Hinnant), from 1970-01-01.
   int64_t z = days + epoch_2000_days + 719468;
   int64_t era = (z >= 0 ? z : z - 146096) / 146097;
@@ -210,7 +206,11 @@ std::optional<std::string> date_from_binary(std::string_view bytes) {
   auto days = r.be_i32();
   if (!days || r.remaining() != 0)
     return std::nullopt;
-  return timestamp_text(int64_t{*days} * micros_per_day, false);
+  if (*days == std::numeric_limits<int32_t>::max())
+    return "infinity";
+  if (*days == std::numeric_limits<int32_t>::min())
+    return "-infinity";
+  return civil_text(*days, 0, false);
 }
 
 std::optional<std::string> timestamp_from_binary(std::string_view bytes) {
@@ -218,7 +218,17 @@ std::optional<std::string> timestamp_from_binary(std::string_view bytes) {
   auto micros = r.be_i64();
   if (!micros || r.remaining() != 0)
     return std::nullopt;
-  return timestamp_text(*micros, true);
+  if (*micros == std::numeric_limits<int64_t>::max())
+    return "infinity";
+  if (*micros == std::numeric_limits<int64_t>::min())
+    return "-infinity";
+  auto days = *micros / micros_per_day;
+  auto rest = *micros % micros_per_day;
+  if (rest < 0) {
+    rest += micros_per_day;
+    --days;
+  }
+  return civil_text(days, rest, true);
 }
 
 std::optional<std::string> uuid_from_binary(std::string_view bytes) {

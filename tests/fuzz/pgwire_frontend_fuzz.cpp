@@ -1,5 +1,8 @@
 // Fuzzes the PostgreSQL client-side decoders the way a session uses them:
-// a startup packet first, then tagged messages until the bytes run out.
+// a startup packet first, then tagged messages until the bytes run out;
+// and the same bytes as a binary parameter of every type we read, and as
+// the text of a value of every type we encode in binary.
+#include "protocols/pgwire/backend.hpp"
 #include "protocols/pgwire/frontend.hpp"
 
 #include <cstddef>
@@ -22,5 +25,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     startup = false;
     input.remove_prefix(r.consumed);
   }
+  auto bytes = std::string{reinterpret_cast<const char*>(data), size};
+  for (uint32_t oid : {16u, 20u, 21u, 23u, 700u, 701u, 1082u, 1114u, 1184u, 1700u, 2950u})
+    (void) qf::pgwire::binary_param_to_text(oid, bytes);
+  std::string out;
+  for (auto t : {qf::type_id::decimal, qf::type_id::date, qf::type_id::time,
+                 qf::type_id::timestamp, qf::type_id::uuid, qf::type_id::bigint})
+    (void) qf::pgwire::binary_value({t}, bytes, out);
   return 0;
 }

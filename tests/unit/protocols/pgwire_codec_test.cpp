@@ -317,6 +317,10 @@ TEST(pgwire_backend, binary_parameters_of_those_types_read_back_as_text) {
   EXPECT_FALSE(binary_param_to_text(1700, std::string("\0\1", 2)));
   EXPECT_FALSE(binary_param_to_text(1082, std::string("\0\1", 2)));
   EXPECT_FALSE(binary_param_to_text(2950, "short"));
+  EXPECT_EQ(binary_param_to_text(1082, std::string("\x7f\xff\xff\xff", 4)), "infinity");
+  EXPECT_EQ(binary_param_to_text(1114, std::string("\x80\0\0\0\0\0\0\0", 8)), "-infinity");
+  // A day far beyond any calendar still reads without overflow.
+  EXPECT_TRUE(binary_param_to_text(1082, std::string("\x2e\x31\0\0", 4)));
 }
 
 TEST(pgwire_backend, text_values_follow_postgres_spelling) {
