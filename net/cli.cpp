@@ -2,6 +2,7 @@
 // SIGTERM/SIGINT, drain, exit 0.
 #include "net/cli.hpp"
 
+#include "actors/control/migrator.hpp"
 #include "actors/node/node.hpp"
 #include "net/boundary/wire_frontends.hpp"
 #include "net/boundary/routes.hpp"
@@ -28,11 +29,13 @@ constexpr const char* usage = R"(QueryFlux: one SQL front door for many engines.
 Usage:
   queryflux serve --config FILE [--log-level LEVEL] [--log-format text|json]
   queryflux validate --config FILE
+  queryflux migrate --config FILE
   queryflux version
   queryflux --help
 
   serve     runs the gateway until SIGTERM or SIGINT, then drains
   validate  checks a config file and lists every problem with its path
+  migrate   brings persistence.url's database to this version's schema
   version   prints the version
 
 Options:
@@ -110,6 +113,56 @@ int validate(const options& opts) {
   return 0;
 }
 
+/// queryflux migrate: the maintenance-window way to upgrade the schema.
+int migrate(const options& opts) {
+  auto cfg = load(opts.config_path);
+  if (!cfg)
+    return 2;
+  const auto& p = cfg->queryflux.persistence;
+  if (p.type != "postgres") {
+    std::cerr << opts.config_path << ": persistence.type is " << p.type
+              << ": there is no database to migrate\n";
+    return 2;
+  }
+  try {
+    auto r = migrator::migrate(p.url);
+    for (auto v : r.applied)
+      std::cout << "applied V" << v << "\n";
+    std::cout << "database at V" << r.version
+              << (r.applied.empty() ? ", nothing to apply\n" : "\n");
+    return 0;
+  } catch (const migrator::migration_error& e) {
+    std::cerr << "queryflux migrate: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+/// With PostgreSQL persistence, the database must be at this binary's
+/// schema before anything serves: migrated now (autoMigrate) or already.
+bool prepare_database(const config::persistence_settings& p) {
+  if (p.type != "postgres")
+    return true;
+  try {
+    auto r = p.auto_migrate ? migrator::migrate(p.url) : migrator::check(p.url);
+    if (!r.applied.empty())
+      spdlog::info("migrated the database from V{} to V{}", r.applied.front() - 1,
+                   r.version);
+    if (r.version < migrator::latest_version()) {
+      spdlog::error("the database is at V{}, this QueryFlux needs V{}: run "
+                    "`queryflux migrate`, or set persistence.autoMigrate",
+                    r.version, migrator::latest_version());
+      return false;
+    }
+    spdlog::warn("persistence.type postgres: the schema is ready, but in this "
+                 "build the config still comes from the YAML file and query "
+                 "history stays in memory");
+    return true;
+  } catch (const migrator::migration_error& e) {
+    spdlog::error("{}", e.what());
+    return false;
+  }
+}
+
 /// Waits until every query's client has its last page, or the deadline.
 void drain(node_services& svc, std::chrono::seconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -129,6 +182,8 @@ int serve(const options& opts) {
   auto cfg = load(opts.config_path);
   if (!cfg)
     return 2;
+  if (!prepare_database(cfg->queryflux.persistence))
+    return 1;
   // Signals go to sigwait below, not to whichever thread they hit.
   sigset_t signals;
   sigemptyset(&signals);
@@ -220,6 +275,8 @@ int run(int argc, char** argv) {
     return validate(opts);
   if (opts.command == "serve")
     return serve(opts);
+  if (opts.command == "migrate")
+    return migrate(opts);
   std::cerr << "queryflux: unknown command " << opts.command << "\n\n"
             << usage;
   return 2;

@@ -255,10 +255,16 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
   if (auto p = n["persistence"]; p && !p.IsNull()) {
     auto pp = path + ".persistence";
     if (w.expect_map(p, pp)) {
-      w.check_keys(p, pp, {"type"});
-      w.read(p, pp, "type", out.persistence_type);
-      if (out.persistence_type != "inMemory")
-        w.report(pp + ".type", "only inMemory is available in this build");
+      w.check_keys(p, pp, {"type", "url", "autoMigrate"});
+      auto& ps = out.persistence;
+      w.read(p, pp, "type", ps.type);
+      w.read(p, pp, "url", ps.url);
+      w.read(p, pp, "autoMigrate", ps.auto_migrate);
+      if (ps.type != "inMemory" && ps.type != "postgres")
+        w.report(pp + ".type", "unknown type \"" + ps.type + "\" (inMemory or postgres)");
+      if (ps.type == "postgres" && ps.url.rfind("postgres://", 0) != 0
+          && ps.url.rfind("postgresql://", 0) != 0)
+        w.report(pp + ".url", "expected a postgres:// URL");
     }
   }
   w.read_seconds(n, path, "shutdownDrainTimeoutSecs",

@@ -118,6 +118,13 @@ struct monitor {
 
 enum class log_format { text, json };
 
+/// inMemory, or PostgreSQL (its url and whether to migrate it at start).
+struct persistence_settings {
+  std::string type = "inMemory";
+  std::string url;
+  bool auto_migrate = true;
+};
+
 struct node {
   node_role role = node_role::standalone;
   std::string external_address = "http://localhost:8080";
@@ -126,7 +133,7 @@ struct node {
   frontend mysql_wire;
   frontend flight_sql;
   admin_api admin;
-  std::string persistence_type = "inMemory";
+  persistence_settings persistence;
   std::chrono::seconds shutdown_drain_timeout = std::chrono::seconds(30);
   /// How many finished query records the in-memory history keeps.
   uint32_t query_history_capacity = 10000;

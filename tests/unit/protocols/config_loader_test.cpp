@@ -238,6 +238,33 @@ clusterGroups: { g: { members: [pg1, pg2, pg3, pg4] } }
   EXPECT_EQ(r.problems.size(), 2u) << all_problems(r);
 }
 
+TEST(config_loader, persistence_is_in_memory_or_postgres_with_a_url) {
+  auto ok = load_from_string(R"(
+queryflux:
+  persistence: { type: postgres, url: "postgres://qf@127.0.0.1:15432/qf", autoMigrate: false }
+clusters: { d: { engine: duckDb } }
+clusterGroups: { g: { members: [d] } }
+)");
+  ASSERT_TRUE(ok.config) << all_problems(ok);
+  EXPECT_EQ(ok.config->queryflux.persistence.type, "postgres");
+  EXPECT_EQ(ok.config->queryflux.persistence.url, "postgres://qf@127.0.0.1:15432/qf");
+  EXPECT_FALSE(ok.config->queryflux.persistence.auto_migrate);
+  auto bad = load_from_string(R"(
+queryflux:
+  persistence: { type: postgres, url: "mysql://x", retries: 3 }
+clusters: { d: { engine: duckDb } }
+clusterGroups: { g: { members: [d] } }
+)");
+  EXPECT_TRUE(has_problem(bad, "queryflux.persistence.url: expected a postgres:// URL"))
+    << all_problems(bad);
+  EXPECT_TRUE(has_problem(bad, "queryflux.persistence.retries: unknown key"))
+    << all_problems(bad);
+  auto redis = load_from_string("queryflux: { persistence: { type: redis } }\n");
+  EXPECT_TRUE(has_problem(redis, "queryflux.persistence.type: unknown type \"redis\" "
+                                 "(inMemory or postgres)"))
+    << all_problems(redis);
+}
+
 TEST(config_loader, mysql_clusters_need_an_endpoint_or_host) {
   auto r = load_from_string(R"(
 queryflux: {}

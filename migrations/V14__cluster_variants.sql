@@ -1,0 +1,1 @@
+ALTER TABLE cluster_configs ADD COLUMN variants JSONB NOT NULL DEFAULT '[]';

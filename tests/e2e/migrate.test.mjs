@@ -1,0 +1,86 @@
+// `queryflux migrate` and the schema check at start, against the real
+// PostgreSQL of deploy/services.sh: each test gets a database of its own.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { startGateway, config, runCli, writeConfig } from './support/gateway.mjs';
+
+const PG_URL = process.env.QF_PG_URL || 'postgres://postgres@127.0.0.1:15432/postgres';
+
+async function freshDatabase(t) {
+  const name = `qf_e2e_migrate_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  t.after(async () => {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await c.end();
+  });
+  return PG_URL.slice(0, PG_URL.lastIndexOf('/') + 1) + name;
+}
+
+function gatewayConfig(ports, persistence) {
+  const cfg = config({
+    trinoPort: ports.trino,
+    adminPort: ports.admin,
+    clusters: { duck: { engine: 'duckDb' } },
+    clusterGroups: { g: { members: ['duck'] } },
+  });
+  cfg.queryflux.persistence = persistence;
+  return cfg;
+}
+
+async function sql(url, text) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try { return (await c.query(text)).rows; } finally { await c.end(); }
+}
+
+test('queryflux migrate brings an empty database to V20, then has nothing to do', async (t) => {
+  const url = await freshDatabase(t);
+  const { file } = writeConfig(gatewayConfig({ trino: 23700, admin: 23701 }, { type: 'postgres', url }));
+  const first = runCli(['migrate', '--config', file]);
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /^applied V1\napplied V2\n/);
+  assert.match(first.stdout, /applied V20\ndatabase at V20\n$/);
+  const again = runCli(['migrate', '--config', file]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.stdout, 'database at V20, nothing to apply\n');
+  const rows = await sql(url, 'SELECT max(version) AS v FROM queryflux_schema_history');
+  assert.equal(rows[0].v, 20);
+});
+
+test('migrate without PostgreSQL persistence is a usage error', () => {
+  const { file } = writeConfig(gatewayConfig({ trino: 23702, admin: 23703 }, { type: 'inMemory' }));
+  const r = runCli(['migrate', '--config', file]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /persistence.type is inMemory: there is no database to migrate/);
+});
+
+test('serve migrates at start with autoMigrate, and refuses a database newer than it knows', async (t) => {
+  const url = await freshDatabase(t);
+  const ports = { trino: 23704, admin: 23705 };
+  const gw = await startGateway(gatewayConfig(ports, { type: 'postgres', url }));
+  await gw.kill();
+  const rows = await sql(url, 'SELECT count(*)::int AS n FROM queryflux_schema_history');
+  assert.equal(rows[0].n, 20);
+  await sql(url, "INSERT INTO queryflux_schema_history (version, name, checksum) VALUES (21, 'future', 'x')");
+  const { file } = writeConfig(gatewayConfig(ports, { type: 'postgres', url }));
+  const refused = runCli(['serve', '--config', file]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stdout + refused.stderr, /the database is at migration V21, newer than this QueryFlux knows \(V20\)/);
+});
+
+test('serve with autoMigrate off refuses a database that is behind', async (t) => {
+  const url = await freshDatabase(t);
+  const { file } = writeConfig(gatewayConfig({ trino: 23706, admin: 23707 },
+    { type: 'postgres', url, autoMigrate: false }));
+  const r = runCli(['serve', '--config', file]);
+  assert.equal(r.code, 1);
+  assert.match(r.stdout + r.stderr, /the database is at V0, this QueryFlux needs V20: run `queryflux migrate`/);
+  const tables = await sql(url, "SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
+  assert.equal(tables[0].n, 0, 'nothing was created');
+});
