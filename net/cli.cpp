@@ -153,9 +153,9 @@ bool prepare_database(const config::persistence_settings& p) {
                     r.version, migrator::latest_version());
       return false;
     }
-    spdlog::warn("persistence.type postgres: the schema is ready, but in this "
-                 "build the config still comes from the YAML file and query "
-                 "history stays in memory");
+    spdlog::warn("persistence.type postgres: query history is written to "
+                 "PostgreSQL, but in this build the config still comes from "
+                 "the YAML file and /admin/queries lists the in-memory history");
     return true;
   } catch (const migrator::migration_error& e) {
     spdlog::error("{}", e.what());
@@ -237,6 +237,7 @@ int serve(const options& opts) {
     }
     wire_listeners.stop();
     web.stop();
+    gateway.flush_history(std::chrono::seconds(5)); // the last queries' records
     gateway.stop();
     // A statement stuck in an engine keeps its thread, and the actor system
     // waits for every actor: do not let that hold the process forever.

@@ -40,6 +40,7 @@ using get = caf::atom_constant<caf::atom("get")>;
 using tick = caf::atom_constant<caf::atom("tick")>;
 using data = caf::atom_constant<caf::atom("data")>;
 using tls = caf::atom_constant<caf::atom("tls")>;
+using flush = caf::atom_constant<caf::atom("flush")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".

@@ -87,6 +87,8 @@ void record(self_ptr self, const std::string& status) {
     r.engine_type.empty() ? "none" : r.engine_type,
     r.cluster_group.empty() ? "none" : r.cluster_group, status, r.protocol,
     std::chrono::duration<double>(st.ended - st.created).count());
+  if (st.node->outbox)
+    st.node->outbox->push(r);
   st.node->history->record(std::move(r));
 }
 

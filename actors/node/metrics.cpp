@@ -60,6 +60,32 @@ struct metrics::impl {
         .Name("queryflux_cluster_health")
         .Help("1 for a cluster's current health status, 0 for the others.")
         .Register(*registry);
+
+  // Query history on its way to PostgreSQL (persistence.type: postgres).
+  prometheus::Counter& history_written
+    = prometheus::BuildCounter()
+        .Name("queryflux_history_records_written_total")
+        .Help("Query records stored in PostgreSQL.")
+        .Register(*registry)
+        .Add({});
+  prometheus::Counter& history_write_failures
+    = prometheus::BuildCounter()
+        .Name("queryflux_history_write_failures_total")
+        .Help("Batches of query records PostgreSQL did not take (retried).")
+        .Register(*registry)
+        .Add({});
+  prometheus::Counter& history_dropped
+    = prometheus::BuildCounter()
+        .Name("queryflux_history_records_dropped_total")
+        .Help("Query records dropped because the history queue was full.")
+        .Register(*registry)
+        .Add({});
+  prometheus::Gauge& history_queue
+    = prometheus::BuildGauge()
+        .Name("queryflux_history_queue_depth")
+        .Help("Query records waiting to be written to PostgreSQL.")
+        .Register(*registry)
+        .Add({});
 };
 
 metrics::metrics() : impl_(std::make_unique<impl>()) {
@@ -118,6 +144,22 @@ void metrics::cluster_health(const std::string& cluster_name,
   for (const char* s : {"PENDING", "HEALTHY", "UNHEALTHY", "UNKNOWN"})
     impl_->health.Add({{"cluster_name", cluster_name}, {"status", s}})
       .Set(status == s ? 1.0 : 0.0);
+}
+
+void metrics::history_written(size_t records) {
+  impl_->history_written.Increment(static_cast<double>(records));
+}
+
+void metrics::history_write_failed() {
+  impl_->history_write_failures.Increment();
+}
+
+void metrics::history_dropped(uint64_t records) {
+  impl_->history_dropped.Increment(static_cast<double>(records));
+}
+
+void metrics::history_queued(size_t records) {
+  impl_->history_queue.Set(static_cast<double>(records));
 }
 
 std::string metrics::render() const {

@@ -3,6 +3,7 @@
 // behind the pimpl so that only metrics.cpp includes it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -41,6 +42,13 @@ public:
   /// queryflux_cluster_health{cluster_name, status}: 1 for the current one.
   void cluster_health(const std::string& cluster_name,
                       const std::string& status);
+
+  /// queryflux_history_records_written_total, _write_failures_total,
+  /// _records_dropped_total and queryflux_history_queue_depth.
+  void history_written(size_t records);
+  void history_write_failed();
+  void history_dropped(uint64_t records);
+  void history_queued(size_t records);
 
   /// The Prometheus text exposition format.
   std::string render() const;

@@ -1,10 +1,12 @@
 // Composition of one node's actors from a validated config.
 #include "actors/node/node.hpp"
 
+#include "actors/control/history_store.hpp"
 #include "actors/data/group.hpp"
 #include "actors/data/query_reaper.hpp"
 
 #include <caf/all.hpp>
+#include <spdlog/spdlog.h>
 
 namespace qf {
 
@@ -88,6 +90,15 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg)
   reaper_settings reaping;
   reaping.client_timeout = cfg.queryflux.trino_http.query_client_timeout;
   actors_.push_back(sys.spawn(query_reaper, svc.queries, reaping));
+  if (cfg.queryflux.persistence.type == "postgres") {
+    svc.outbox = std::make_shared<history_outbox>(100'000);
+    history_store_settings hs;
+    hs.url = cfg.queryflux.persistence.url;
+    hs.retention_days = cfg.queryflux.query_history_retention_days;
+    history_store_ = sys.spawn<caf::detached>(history_store, svc.outbox,
+                                              svc.stats, hs);
+    actors_.push_back(history_store_);
+  }
   svc.snapshot_holder = sys.spawn(snapshot_holder, svc.snapshot,
                                   std::shared_ptr<const active_config>{active});
   actors_.push_back(svc.snapshot_holder);
@@ -96,6 +107,19 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg)
 
 node::~node() {
   stop();
+}
+
+void node::flush_history(std::chrono::milliseconds timeout) {
+  if (!history_store_)
+    return;
+  caf::scoped_actor self{*services_->sys};
+  self->request(history_store_, timeout, atom::flush::value)
+    .receive(
+      [](uint64_t left) {
+        if (left > 0)
+          spdlog::warn("query history: {} records not written at shutdown", left);
+      },
+      [](caf::error&) { spdlog::warn("query history: the final flush timed out"); });
 }
 
 void node::stop() {

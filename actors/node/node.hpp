@@ -2,6 +2,7 @@
 // history, snapshot holder) and hands the boundary what it needs.
 #pragma once
 
+#include "actors/control/history_outbox.hpp"
 #include "actors/control/history_ring.hpp"
 #include "actors/data/cluster.hpp"
 #include "actors/data/cluster_state.hpp"
@@ -52,6 +53,8 @@ struct node_services {
   std::shared_ptr<snapshot_cell> snapshot;
   std::shared_ptr<first_health_round> first_round;
   std::shared_ptr<history_ring> history;
+  /// With PostgreSQL persistence: query records for the history store.
+  std::shared_ptr<history_outbox> outbox;
   caf::actor snapshot_holder;
   std::string external_address;
   config::trino_http_frontend trino;
@@ -82,9 +85,14 @@ public:
     return services_;
   }
 
+  /// Writes the queued query history (PostgreSQL persistence) before the
+  /// node stops; waits at most `timeout`.
+  void flush_history(std::chrono::milliseconds timeout);
+
   void stop();
 
 private:
+  caf::actor history_store_;
   std::shared_ptr<node_services> services_;
   std::shared_ptr<const active_config> active_;
   std::vector<caf::actor> actors_;

@@ -271,6 +271,8 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
                  out.shutdown_drain_timeout);
   w.read_uint(n, path, "queryHistoryCapacity", out.query_history_capacity,
               10'000'000);
+  w.read_uint(n, path, "queryHistoryRetentionDays",
+              out.query_history_retention_days, 36'500);
 }
 
 void read_cluster(walker& w, const std::string& name, const YAML::Node& n,

@@ -137,6 +137,8 @@ struct node {
   std::chrono::seconds shutdown_drain_timeout = std::chrono::seconds(30);
   /// How many finished query records the in-memory history keeps.
   uint32_t query_history_capacity = 10000;
+  /// PostgreSQL history older than this is purged hourly; 0 keeps it all.
+  uint32_t query_history_retention_days = 0;
 };
 
 /// Who may connect. provider none: everyone (trust).

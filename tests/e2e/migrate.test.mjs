@@ -84,3 +84,34 @@ test('serve with autoMigrate off refuses a database that is behind', async (t) =
   const tables = await sql(url, "SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
   assert.equal(tables[0].n, 0, 'nothing was created');
 });
+
+test('with PostgreSQL persistence, finished queries land in query_records, the last ones at shutdown too', async (t) => {
+  const url = await freshDatabase(t);
+  const ports = { trino: 23708, admin: 23709, pg: 23710 };
+  const cfg = gatewayConfig(ports, { type: 'postgres', url });
+  cfg.queryflux.frontends.postgresWire = { enabled: true, port: ports.pg };
+  const gw = await startGateway(cfg);
+  const c = new pg.Client({ host: '127.0.0.1', port: ports.pg, user: 'carol', database: 'x' });
+  await c.connect();
+  await c.query('SELECT 42 AS answer');
+  await assert.rejects(c.query('SELECT * FROM nowhere'));
+  // Written in the background within a few hundred milliseconds.
+  let rows = [];
+  for (let i = 0; i < 50 && rows.length < 2; i += 1) {
+    rows = await sql(url, "SELECT sql_preview, status, username, frontend_protocol, cluster_name FROM query_records ORDER BY id");
+    if (rows.length < 2) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.deepEqual(rows.map((r) => [r.sql_preview, r.status, r.username, r.frontend_protocol, r.cluster_name]), [
+    ['SELECT 42 AS answer', 'Success', 'carol', 'postgresWire', 'duck'],
+    ['SELECT * FROM nowhere', 'Failed', 'carol', 'postgresWire', 'duck'],
+  ]);
+  const metrics = await gw.metrics();
+  assert.match(metrics, /^queryflux_history_records_written_total [1-9]/m);
+  assert.match(metrics, /^queryflux_history_write_failures_total 0$/m);
+  // The last query before SIGTERM is flushed on the way out.
+  await c.query("SELECT 'last words'");
+  await c.end();
+  assert.equal(await gw.stop(), 0);
+  const last = await sql(url, "SELECT count(*)::int AS n FROM query_records WHERE sql_preview = 'SELECT ''last words'''");
+  assert.equal(last[0].n, 1);
+});

@@ -1,0 +1,120 @@
+// Query records into a migrated database of the real PostgreSQL server:
+// batches, idempotence on the proxy query id, NULLs, previews, retention.
+#include "actors/control/history_writer.hpp"
+#include "actors/control/migrator.hpp"
+#include "tests/integration/fresh_database.hpp"
+
+using namespace qf;
+
+namespace {
+
+class history_writer_test : public test_support::fresh_database {
+protected:
+  void SetUp() override {
+    fresh_database::SetUp();
+    migrator::migrate(url);
+  }
+};
+
+query_record record(std::string id, std::string status = "Success") {
+  query_record r;
+  r.proxy_query_id = std::move(id);
+  r.user = "alice";
+  r.cluster_group = "bi";
+  r.cluster_name = "duck";
+  r.engine_type = "duckDb";
+  r.protocol = "postgresWire";
+  r.sql = "SELECT 1";
+  r.status = std::move(status);
+  r.routing_trace = R"({"final_group":"bi"})";
+  r.created_at_ms = 1'700'000'000'000;
+  r.queue_duration_ms = 3;
+  r.execution_duration_ms = 7;
+  r.rows_returned = 1;
+  return r;
+}
+
+} // namespace
+
+TEST_F(history_writer_test, a_batch_lands_with_its_fields) {
+  history_writer w{url};
+  auto failed = record("q2", "Failed");
+  failed.error_message = "boom";
+  failed.cluster_name.clear(); // never reached a cluster
+  EXPECT_EQ(w.write({record("q1"), failed}), 2u);
+  auto rows = query("SELECT proxy_query_id, username, cluster_name, status, error_message, "
+                    "routing_trace->>'final_group', execution_duration_ms, "
+                    "extract(epoch FROM created_at)::bigint FROM query_records ORDER BY 1");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][1].as<std::string>(), "alice");
+  EXPECT_EQ(rows[0][5].as<std::string>(), "bi");
+  EXPECT_EQ(rows[0][6].as<int64_t>(), 7);
+  EXPECT_EQ(rows[0][7].as<int64_t>(), 1'700'000'000);
+  EXPECT_TRUE(rows[0][4].is_null());
+  EXPECT_TRUE(rows[1][2].is_null()) << "an empty field is NULL";
+  EXPECT_EQ(rows[1][3].as<std::string>(), "Failed");
+  EXPECT_EQ(rows[1][4].as<std::string>(), "boom");
+}
+
+TEST_F(history_writer_test, the_same_batch_three_times_gives_one_row_each) {
+  history_writer w{url};
+  std::vector<query_record> batch{record("a"), record("b"), record("c")};
+  EXPECT_EQ(w.write(batch), 3u);
+  batch[0].status = "Cancelled"; // a later record of a known query loses
+  EXPECT_EQ(w.write(batch), 0u);
+  EXPECT_EQ(w.write(batch), 0u);
+  EXPECT_EQ(query("SELECT count(*) FROM query_records")[0][0].as<int>(), 3);
+  EXPECT_EQ(query("SELECT status FROM query_records WHERE proxy_query_id = 'a'")[0][0].as<std::string>(),
+            "Success");
+  // Within one batch, too, the first record of an id wins.
+  EXPECT_EQ(w.write({record("d", "Failed"), record("d", "Success")}), 1u);
+  EXPECT_EQ(query("SELECT status FROM query_records WHERE proxy_query_id = 'd'")[0][0].as<std::string>(),
+            "Failed");
+}
+
+TEST_F(history_writer_test, text_with_tabs_newlines_backslashes_and_unicode_survives) {
+  history_writer w{url};
+  auto r = record("odd");
+  r.sql = "SELECT 'a\tb\nc\\d', 'héllo 日本 🚀'\r\n";
+  r.error_message = "\\N is not null";
+  w.write({r});
+  auto rows = query("SELECT sql_preview, error_message FROM query_records");
+  EXPECT_EQ(rows[0][0].as<std::string>(), r.sql);
+  EXPECT_EQ(rows[0][1].as<std::string>(), r.error_message);
+}
+
+TEST_F(history_writer_test, retention_purges_old_records_only) {
+  history_writer w{url};
+  auto old = record("old");
+  old.created_at_ms = 1'000'000'000'000; // 2001
+  auto fresh = record("fresh");
+  fresh.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  w.write({old, fresh});
+  EXPECT_EQ(w.purge_older_than(30), 1u);
+  EXPECT_EQ(query("SELECT proxy_query_id FROM query_records")[0][0].as<std::string>(), "fresh");
+}
+
+TEST_F(history_writer_test, a_failed_write_reconnects_on_the_next) {
+  history_writer w{url};
+  w.write({record("before")});
+  // Every connection of the database is cut, as by a restart.
+  admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + name + "'");
+  bool failed = false;
+  try {
+    w.write({record("lost")});
+  } catch (const std::exception&) {
+    failed = true; // the caller keeps the batch and retries
+  }
+  if (failed)
+    EXPECT_EQ(w.write({record("lost")}), 1u);
+  EXPECT_EQ(query("SELECT count(*) FROM query_records")[0][0].as<int>(), 2);
+}
+
+TEST(history_preview, cuts_long_sql_on_a_character_boundary) {
+  std::string sql = "SELECT '" + std::string(10, 'x') + "é'";
+  EXPECT_EQ(sql_preview(sql, 100), sql);
+  auto cut = sql_preview(sql, 19); // in the middle of é's two bytes
+  EXPECT_EQ(cut, "SELECT '" + std::string(10, 'x'));
+}
