@@ -54,6 +54,7 @@ CREATE TABLE query_records (
   engine_type           TEXT,
   frontend_protocol     TEXT NOT NULL,
   username              TEXT,
+  source                TEXT,
   catalog               TEXT,
   db_name               TEXT,
   sql_preview           TEXT,
@@ -63,7 +64,9 @@ CREATE TABLE query_records (
   execution_duration_ms BIGINT,
   rows_returned         BIGINT,
   error_message         TEXT,
-  created_at            TIMESTAMPTZ NOT NULL DEFAULT now()
+  created_at            TIMESTAMPTZ NOT NULL DEFAULT now(),
+  started_at            TIMESTAMPTZ,
+  finished_at           TIMESTAMPTZ
 );
 CREATE INDEX query_records_created_at ON query_records (created_at DESC);
 CREATE INDEX query_records_group ON query_records (cluster_group, created_at DESC);

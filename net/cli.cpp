@@ -153,9 +153,9 @@ bool prepare_database(const config::persistence_settings& p) {
                     r.version, migrator::latest_version());
       return false;
     }
-    spdlog::warn("persistence.type postgres: query history is written to "
+    spdlog::warn("persistence.type postgres: query history is kept in "
                  "PostgreSQL, but in this build the config still comes from "
-                 "the YAML file and /admin/queries lists the in-memory history");
+                 "the YAML file");
     return true;
   } catch (const migrator::migration_error& e) {
     spdlog::error("{}", e.what());

@@ -20,7 +20,7 @@ bool drain(self_ptr self) {
     if (batch.empty())
       break;
     try {
-      st.writer->write(batch);
+      st.table->write(batch);
       st.stats->history_written(batch.size());
       if (st.failing)
         spdlog::info("query history: writing to PostgreSQL again");
@@ -41,6 +41,22 @@ bool drain(self_ptr self) {
   return ok;
 }
 
+/// Answers an admin read: 200 with the JSON, 404 when there is none, 503
+/// when the database cannot be asked.
+template <class Read>
+void answer(const admin_respond& respond, Read read) {
+  try {
+    std::optional<std::string> json = read();
+    if (json)
+      respond({200, std::move(*json)});
+    else
+      respond({404, R"({"error":"no such query"})"});
+  } catch (const std::exception& e) {
+    spdlog::warn("query history: cannot read from PostgreSQL: {}", e.what());
+    respond({503, R"({"error":"the query history database cannot be reached"})"});
+  }
+}
+
 void purge_if_due(self_ptr self) {
   auto& st = self->state;
   auto now = std::chrono::steady_clock::now();
@@ -48,7 +64,7 @@ void purge_if_due(self_ptr self) {
     return;
   st.last_purge = now;
   try {
-    auto n = st.writer->purge_older_than(st.settings.retention_days);
+    auto n = st.table->purge_older_than(st.settings.retention_days);
     if (n > 0)
       spdlog::info("query history: purged {} records older than {} days", n,
                    st.settings.retention_days);
@@ -65,7 +81,7 @@ caf::behavior history_store(self_ptr self, std::shared_ptr<history_outbox> outbo
   auto& st = self->state;
   st.outbox = std::move(outbox);
   st.stats = std::move(stats);
-  st.writer = std::make_unique<history_writer>(settings.url);
+  st.table = std::make_unique<history_table>(settings.url);
   st.settings = std::move(settings);
   // The first purge runs soon after start, then every purge_every.
   st.last_purge = std::chrono::steady_clock::now() - st.settings.purge_every;
@@ -80,6 +96,12 @@ caf::behavior history_store(self_ptr self, std::shared_ptr<history_outbox> outbo
     [self](atom::flush) -> uint64_t {
       drain(self);
       return self->state.outbox->size();
+    },
+    [self](atom::get, history_filter& f, admin_respond& respond) {
+      answer(respond, [&] { return self->state.table->list(f); });
+    },
+    [self](atom::get, std::string& id, admin_respond& respond) {
+      answer(respond, [&] { return self->state.table->get(id); });
     },
   };
 }

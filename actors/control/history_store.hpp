@@ -4,7 +4,7 @@
 #pragma once
 
 #include "actors/control/history_outbox.hpp"
-#include "actors/control/history_writer.hpp"
+#include "actors/control/history_table.hpp"
 #include "actors/node/metrics.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -29,13 +29,15 @@ struct history_store_state {
   std::shared_ptr<history_outbox> outbox;
   std::shared_ptr<metrics> stats;
   history_store_settings settings;
-  std::unique_ptr<history_writer> writer;
+  std::unique_ptr<history_table> table;
   std::chrono::steady_clock::time_point last_purge;
   bool failing = false; // logged once per outage, not per batch
 };
 
 /// Handlers: (tick), INTERNAL; (flush) -> uint64_t: writes what is queued
-/// now and answers how many records are still waiting (0 when all went).
+/// now and answers how many records are still waiting (0 when all went);
+/// (get, history_filter, admin_respond): GET /admin/queries from the table;
+/// (get, id, admin_respond): one record, 404 when there is none.
 caf::behavior history_store(caf::stateful_actor<history_store_state>* self,
                             std::shared_ptr<history_outbox> outbox,
                             std::shared_ptr<metrics> stats,

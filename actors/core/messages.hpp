@@ -143,6 +143,9 @@ struct trino_reply {
 
 using trino_respond = std::function<void(trino_reply)>;
 
+/// An admin API answer: an HTTP status and a JSON body, like a Trino one.
+using admin_respond = trino_respond;
+
 /// How a wire-protocol session actor reaches its socket; each function is
 /// safe to call from any thread.
 struct wire_io {
@@ -196,5 +199,6 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::result_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::trino_respond)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::history_filter)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_page)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::wire_io)

@@ -95,9 +95,9 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg)
     history_store_settings hs;
     hs.url = cfg.queryflux.persistence.url;
     hs.retention_days = cfg.queryflux.query_history_retention_days;
-    history_store_ = sys.spawn<caf::detached>(history_store, svc.outbox,
-                                              svc.stats, hs);
-    actors_.push_back(history_store_);
+    svc.history_store = sys.spawn<caf::detached>(history_store, svc.outbox,
+                                                 svc.stats, hs);
+    actors_.push_back(svc.history_store);
   }
   svc.snapshot_holder = sys.spawn(snapshot_holder, svc.snapshot,
                                   std::shared_ptr<const active_config>{active});
@@ -110,10 +110,11 @@ node::~node() {
 }
 
 void node::flush_history(std::chrono::milliseconds timeout) {
-  if (!history_store_)
+  auto store = services_->history_store;
+  if (!store)
     return;
   caf::scoped_actor self{*services_->sys};
-  self->request(history_store_, timeout, atom::flush::value)
+  self->request(store, timeout, atom::flush::value)
     .receive(
       [](uint64_t left) {
         if (left > 0)

@@ -53,8 +53,10 @@ struct node_services {
   std::shared_ptr<snapshot_cell> snapshot;
   std::shared_ptr<first_health_round> first_round;
   std::shared_ptr<history_ring> history;
-  /// With PostgreSQL persistence: query records for the history store.
+  /// With PostgreSQL persistence: query records for the history store,
+  /// which also answers the admin API's history reads.
   std::shared_ptr<history_outbox> outbox;
+  caf::actor history_store;
   caf::actor snapshot_holder;
   std::string external_address;
   config::trino_http_frontend trino;
@@ -92,7 +94,6 @@ public:
   void stop();
 
 private:
-  caf::actor history_store_;
   std::shared_ptr<node_services> services_;
   std::shared_ptr<const active_config> active_;
   std::vector<caf::actor> actors_;

@@ -8,6 +8,8 @@
 #include "protocols/common/secrets.hpp"
 
 
+#include <caf/send.hpp>
+
 #include <charconv>
 
 namespace qf::boundary {
@@ -100,13 +102,27 @@ private:
     f.limit = static_cast<size_t>(std::min<int64_t>(to_int(p, "limit", 100),
                                                     10000));
     f.offset = static_cast<size_t>(to_int(p, "offset", 0));
+    if (node_->history_store) // durable history: ask PostgreSQL
+      return caf::anon_send(node_->history_store, atom::get::value, std::move(f),
+                            adapt(std::move(respond)));
     respond(json_ok(node_->history->list(f)));
   }
 
   void get_query(const std::string& id, http::respond_fn respond) {
-    if (auto record = node_->history->get(id))
-      return respond(json_ok(std::move(*record)));
-    respond(http::error_response(404, "no query " + id));
+    auto from_ring = [node = node_, id](const http::respond_fn& reply) {
+      if (auto record = node->history->get(id))
+        return reply(json_ok(std::move(*record)));
+      reply(http::error_response(404, "no query " + id));
+    };
+    if (!node_->history_store)
+      return from_ring(respond);
+    // A query that just finished may not be written yet: the ring has it.
+    caf::anon_send(node_->history_store, atom::get::value, id,
+                   admin_respond{[respond, from_ring](trino_reply r) {
+                     if (r.http_status == 404)
+                       return from_ring(respond);
+                     adapt(respond)(std::move(r));
+                   }});
   }
 
   void list_clusters(http::respond_fn respond) {

@@ -12,6 +12,9 @@ namespace qf::boundary {
 std::shared_ptr<http::handler>
 make_trino_routes(std::shared_ptr<node_services> node);
 
+/// An actor's {status, body} answer, handed on as the HTTP response.
+trino_respond adapt(http::respond_fn respond);
+
 std::shared_ptr<http::handler>
 make_admin_routes(std::shared_ptr<node_services> node,
                   config::admin_api credentials);

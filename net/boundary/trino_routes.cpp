@@ -37,15 +37,6 @@ http::response unavailable(const std::string& message) {
   return res;
 }
 
-trino_respond adapt(http::respond_fn respond) {
-  return [respond = std::move(respond)](trino_reply reply) {
-    http::response res;
-    res.status = reply.http_status;
-    res.body = std::move(reply.body);
-    respond(std::move(res));
-  };
-}
-
 class trino_routes : public http::handler {
 public:
   explicit trino_routes(std::shared_ptr<node_services> node)
@@ -203,6 +194,15 @@ private:
 };
 
 } // namespace
+
+trino_respond adapt(http::respond_fn respond) {
+  return [respond = std::move(respond)](trino_reply reply) {
+    http::response res;
+    res.status = reply.http_status;
+    res.body = std::move(reply.body);
+    respond(std::move(res));
+  };
+}
 
 std::shared_ptr<http::handler>
 make_trino_routes(std::shared_ptr<node_services> node) {

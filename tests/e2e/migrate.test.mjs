@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { startGateway, config, runCli, writeConfig } from './support/gateway.mjs';
+import { startGateway, config, runCli, writeConfig, runRaw } from './support/gateway.mjs';
 
 const PG_URL = process.env.QF_PG_URL || 'postgres://postgres@127.0.0.1:15432/postgres';
 
@@ -114,4 +114,41 @@ test('with PostgreSQL persistence, finished queries land in query_records, the l
   assert.equal(await gw.stop(), 0);
   const last = await sql(url, "SELECT count(*)::int AS n FROM query_records WHERE sql_preview = 'SELECT ''last words'''");
   assert.equal(last[0].n, 1);
+});
+
+test('with PostgreSQL persistence the admin history survives a restart; a query just finished is found at once', async (t) => {
+  const url = await freshDatabase(t);
+  const ports = { trino: 23711, admin: 23712, pg: 23713 };
+  const cfg = gatewayConfig(ports, { type: 'postgres', url });
+  cfg.queryflux.frontends.postgresWire = { enabled: true, port: ports.pg };
+  const run = async (text) => {
+    const c = new pg.Client({ host: '127.0.0.1', port: ports.pg, user: 'dave', database: 'x' });
+    await c.connect();
+    await c.query(text);
+    await c.end();
+  };
+  const first = await startGateway(cfg);
+  // By id at once, likely before the history store wrote it: the ring answers.
+  const done = await runRaw(first.trinoUrl, "SELECT 'before restart'", { user: 'dave' });
+  const byId = await first.admin(`/admin/queries/${done.id}`);
+  assert.equal(byId.status, 200);
+  assert.equal(byId.body.user, 'dave');
+  const id = done.id;
+  assert.equal(await first.stop(), 0);
+
+  const second = await startGateway(cfg);
+  t.after(() => second.kill());
+  await run("SELECT 'after restart'");
+  let all = { total: 0, queries: [] };
+  for (let i = 0; i < 50 && all.total < 2; i += 1) {
+    all = await second.history({ user: 'dave' });
+    if (all.total < 2) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.deepEqual(all.queries.map((q) => [q.sql, q.protocol]),
+    [["SELECT 'after restart'", 'postgresWire'], ["SELECT 'before restart'", 'trinoHttp']]);
+  const again = await second.admin(`/admin/queries/${id}`);
+  assert.equal(again.status, 200, 'the record from before the restart comes from PostgreSQL');
+  assert.equal(again.body.sql, "SELECT 'before restart'");
+  const missing = await second.admin('/admin/queries/no_such_id');
+  assert.equal(missing.status, 404);
 });

@@ -1,14 +1,16 @@
 // Query records into a migrated database of the real PostgreSQL server:
 // batches, idempotence on the proxy query id, NULLs, previews, retention.
-#include "actors/control/history_writer.hpp"
+#include "actors/control/history_table.hpp"
 #include "actors/control/migrator.hpp"
 #include "tests/integration/fresh_database.hpp"
+
+#include <nlohmann/json.hpp>
 
 using namespace qf;
 
 namespace {
 
-class history_writer_test : public test_support::fresh_database {
+class history_table_test : public test_support::fresh_database {
 protected:
   void SetUp() override {
     fresh_database::SetUp();
@@ -36,8 +38,8 @@ query_record record(std::string id, std::string status = "Success") {
 
 } // namespace
 
-TEST_F(history_writer_test, a_batch_lands_with_its_fields) {
-  history_writer w{url};
+TEST_F(history_table_test, a_batch_lands_with_its_fields) {
+  history_table w{url};
   auto failed = record("q2", "Failed");
   failed.error_message = "boom";
   failed.cluster_name.clear(); // never reached a cluster
@@ -56,8 +58,8 @@ TEST_F(history_writer_test, a_batch_lands_with_its_fields) {
   EXPECT_EQ(rows[1][4].as<std::string>(), "boom");
 }
 
-TEST_F(history_writer_test, the_same_batch_three_times_gives_one_row_each) {
-  history_writer w{url};
+TEST_F(history_table_test, the_same_batch_three_times_gives_one_row_each) {
+  history_table w{url};
   std::vector<query_record> batch{record("a"), record("b"), record("c")};
   EXPECT_EQ(w.write(batch), 3u);
   batch[0].status = "Cancelled"; // a later record of a known query loses
@@ -72,8 +74,8 @@ TEST_F(history_writer_test, the_same_batch_three_times_gives_one_row_each) {
             "Failed");
 }
 
-TEST_F(history_writer_test, text_with_tabs_newlines_backslashes_and_unicode_survives) {
-  history_writer w{url};
+TEST_F(history_table_test, text_with_tabs_newlines_backslashes_and_unicode_survives) {
+  history_table w{url};
   auto r = record("odd");
   r.sql = "SELECT 'a\tb\nc\\d', 'héllo 日本 🚀'\r\n";
   r.error_message = "\\N is not null";
@@ -83,8 +85,8 @@ TEST_F(history_writer_test, text_with_tabs_newlines_backslashes_and_unicode_surv
   EXPECT_EQ(rows[0][1].as<std::string>(), r.error_message);
 }
 
-TEST_F(history_writer_test, retention_purges_old_records_only) {
-  history_writer w{url};
+TEST_F(history_table_test, retention_purges_old_records_only) {
+  history_table w{url};
   auto old = record("old");
   old.created_at_ms = 1'000'000'000'000; // 2001
   auto fresh = record("fresh");
@@ -96,8 +98,8 @@ TEST_F(history_writer_test, retention_purges_old_records_only) {
   EXPECT_EQ(query("SELECT proxy_query_id FROM query_records")[0][0].as<std::string>(), "fresh");
 }
 
-TEST_F(history_writer_test, a_failed_write_reconnects_on_the_next) {
-  history_writer w{url};
+TEST_F(history_table_test, a_failed_write_reconnects_on_the_next) {
+  history_table w{url};
   w.write({record("before")});
   // Every connection of the database is cut, as by a restart.
   admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + name + "'");
@@ -117,4 +119,46 @@ TEST(history_preview, cuts_long_sql_on_a_character_boundary) {
   EXPECT_EQ(sql_preview(sql, 100), sql);
   auto cut = sql_preview(sql, 19); // in the middle of é's two bytes
   EXPECT_EQ(cut, "SELECT '" + std::string(10, 'x'));
+}
+
+TEST_F(history_table_test, the_admin_search_filters_pages_and_finds_by_id) {
+  history_table t{url};
+  std::vector<query_record> batch;
+  for (int i = 0; i < 5; ++i) {
+    auto r = record("s" + std::to_string(i), i % 2 ? "Failed" : "Success");
+    r.sql = "SELECT " + std::to_string(i) + " FROM orders";
+    r.user = i < 3 ? "alice" : "bob";
+    r.created_at_ms = 1'700'000'000'000 + i * 1000;
+    r.started_at_ms = r.created_at_ms + 5;
+    batch.push_back(r);
+  }
+  t.write(batch);
+  auto all = nlohmann::json::parse(t.list({}));
+  EXPECT_EQ(all["total"], 5);
+  EXPECT_EQ(all["queries"][0]["proxyQueryId"], "s4") << "newest first";
+  EXPECT_EQ(all["queries"][0]["startedAtMs"], 1'700'000'004'005);
+  EXPECT_EQ(all["queries"][0]["routingTrace"]["final_group"], "bi");
+  history_filter f;
+  f.user = "alice";
+  f.status = "Success";
+  auto some = nlohmann::json::parse(t.list(f));
+  EXPECT_EQ(some["total"], 2); // s0 and s2
+  f = {};
+  f.search = "SELECT 3 ";
+  EXPECT_EQ(nlohmann::json::parse(t.list(f))["queries"][0]["proxyQueryId"], "s3");
+  f = {};
+  f.from_ms = 1'700'000'001'000;
+  f.to_ms = 1'700'000'003'000;
+  EXPECT_EQ(nlohmann::json::parse(t.list(f))["total"], 3);
+  f = {};
+  f.limit = 2;
+  f.offset = 2;
+  auto page = nlohmann::json::parse(t.list(f));
+  EXPECT_EQ(page["total"], 5);
+  ASSERT_EQ(page["queries"].size(), 2u);
+  EXPECT_EQ(page["queries"][0]["proxyQueryId"], "s2");
+  auto one = t.get("s1");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(nlohmann::json::parse(*one)["status"], "Failed");
+  EXPECT_FALSE(t.get("nope"));
 }

@@ -1,0 +1,222 @@
+#include "actors/control/history_table.hpp"
+
+#include "actors/control/history_ring.hpp"
+
+#include <pqxx/pqxx>
+
+#include <array>
+#include <utility>
+
+namespace qf {
+
+namespace {
+
+// The batch table lives as long as the connection and empties on commit.
+const char* batch_table_ddl = R"(
+  CREATE TEMP TABLE IF NOT EXISTS history_batch (
+    proxy_query_id TEXT, cluster_group TEXT, cluster_name TEXT,
+    engine_type TEXT, frontend_protocol TEXT, username TEXT, catalog TEXT,
+    db_name TEXT, sql_preview TEXT, status TEXT, routing_trace TEXT,
+    queue_duration_ms BIGINT, execution_duration_ms BIGINT,
+    rows_returned BIGINT, error_message TEXT, created_ms BIGINT,
+    source TEXT, started_ms BIGINT, finished_ms BIGINT
+  ) ON COMMIT DELETE ROWS)";
+
+constexpr size_t batch_width = 19;
+
+const std::vector<std::string> batch_columns{
+  "proxy_query_id", "cluster_group", "cluster_name", "engine_type",
+  "frontend_protocol", "username", "catalog", "db_name", "sql_preview",
+  "status", "routing_trace", "queue_duration_ms", "execution_duration_ms",
+  "rows_returned", "error_message", "created_ms", "source", "started_ms",
+  "finished_ms"};
+
+const char* insert_from_batch = R"(
+  INSERT INTO query_records (
+    proxy_query_id, cluster_group, cluster_name, engine_type,
+    frontend_protocol, username, catalog, db_name, sql_preview, status,
+    routing_trace, queue_duration_ms, execution_duration_ms, rows_returned,
+    error_message, created_at, source, started_at, finished_at)
+  SELECT DISTINCT ON (proxy_query_id)
+    proxy_query_id, cluster_group, cluster_name, engine_type,
+    frontend_protocol, username, catalog, db_name, sql_preview, status,
+    routing_trace::jsonb, queue_duration_ms, execution_duration_ms,
+    rows_returned, error_message, to_timestamp(created_ms / 1000.0), source,
+    CASE WHEN started_ms > 0 THEN to_timestamp(started_ms / 1000.0) END,
+    CASE WHEN finished_ms > 0 THEN to_timestamp(finished_ms / 1000.0) END
+  FROM history_batch
+  ORDER BY proxy_query_id, ctid -- within a batch too, the first one wins
+  ON CONFLICT (proxy_query_id) DO NOTHING)";
+
+/// NULL for an empty text, so the database says "unknown" rather than "".
+const char* or_null(const std::string& s) {
+  return s.empty() ? nullptr : s.c_str();
+}
+
+/// libpqxx 6.4 streams tuples only (a null const char* is NULL).
+template <size_t... I>
+auto as_tuple(const std::array<std::string, batch_width>& text, std::index_sequence<I...>) {
+  return std::make_tuple(or_null(text[I])...);
+}
+
+// The columns a record is read back from, in query_record's order.
+const char* record_columns = R"(
+  proxy_query_id, coalesce(username, ''), coalesce(source, ''),
+  coalesce(catalog, ''), coalesce(db_name, ''), coalesce(cluster_group, ''),
+  coalesce(cluster_name, ''), coalesce(engine_type, ''), frontend_protocol,
+  coalesce(sql_preview, ''), status, coalesce(error_message, ''),
+  coalesce(routing_trace::text, ''),
+  (extract(epoch FROM created_at) * 1000)::bigint,
+  coalesce((extract(epoch FROM started_at) * 1000)::bigint, 0),
+  coalesce((extract(epoch FROM finished_at) * 1000)::bigint, 0),
+  coalesce(queue_duration_ms, 0), coalesce(execution_duration_ms, 0),
+  coalesce(rows_returned, 0))";
+
+// The filters of GET /admin/queries; an empty or zero one matches all.
+const char* filter_clause = R"(
+  WHERE ($1 = '' OR strpos(sql_preview, $1) > 0)
+    AND ($2 = '' OR username = $2) AND ($3 = '' OR cluster_group = $3)
+    AND ($4 = '' OR cluster_name = $4) AND ($5 = '' OR status = $5)
+    AND ($6::bigint = 0 OR created_at >= to_timestamp($6::bigint / 1000.0))
+    AND ($7::bigint = 0 OR created_at <= to_timestamp($7::bigint / 1000.0)))";
+
+query_record record_of(const pqxx::row& row) {
+  query_record r;
+  r.proxy_query_id = row[0].as<std::string>();
+  r.user = row[1].as<std::string>();
+  r.source = row[2].as<std::string>();
+  r.catalog = row[3].as<std::string>();
+  r.schema = row[4].as<std::string>();
+  r.cluster_group = row[5].as<std::string>();
+  r.cluster_name = row[6].as<std::string>();
+  r.engine_type = row[7].as<std::string>();
+  r.protocol = row[8].as<std::string>();
+  r.sql = row[9].as<std::string>();
+  r.status = row[10].as<std::string>();
+  r.error_message = row[11].as<std::string>();
+  r.routing_trace = row[12].as<std::string>();
+  r.created_at_ms = row[13].as<int64_t>();
+  r.started_at_ms = row[14].as<int64_t>();
+  r.finished_at_ms = row[15].as<int64_t>();
+  r.queue_duration_ms = row[16].as<int64_t>();
+  r.execution_duration_ms = row[17].as<int64_t>();
+  r.rows_returned = row[18].as<int64_t>();
+  return r;
+}
+
+} // namespace
+
+std::string sql_preview(const std::string& sql, size_t max_bytes) {
+  if (sql.size() <= max_bytes)
+    return sql;
+  auto cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(sql[cut]) & 0xC0) == 0x80)
+    --cut; // back to the first byte of a character
+  return sql.substr(0, cut);
+}
+
+struct history_table::session {
+  explicit session(const std::string& url) : conn(url) {
+    pqxx::nontransaction tx{conn};
+    tx.exec(batch_table_ddl);
+    tx.commit();
+  }
+
+  pqxx::connection conn;
+};
+
+history_table::history_table(std::string url) : url_(std::move(url)) {
+  // Connecting waits for the server: it happens on the first write.
+}
+
+history_table::~history_table() = default;
+
+history_table::session& history_table::connected() {
+  if (!session_ || !session_->conn.is_open())
+    session_ = std::make_unique<session>(url_);
+  return *session_;
+}
+
+size_t history_table::write(const std::vector<query_record>& batch) {
+  try {
+    pqxx::work tx{connected().conn};
+    {
+      pqxx::stream_to copy{tx, "history_batch", batch_columns};
+      for (const auto& r : batch) {
+        std::array<std::string, batch_width> text{
+          r.proxy_query_id, r.cluster_group, r.cluster_name, r.engine_type,
+          r.protocol, r.user, r.catalog, r.schema, sql_preview(r.sql), r.status,
+          r.routing_trace, std::to_string(r.queue_duration_ms),
+          std::to_string(r.execution_duration_ms), std::to_string(r.rows_returned),
+          r.error_message, std::to_string(r.created_at_ms), r.source,
+          std::to_string(r.started_at_ms), std::to_string(r.finished_at_ms)};
+        copy << as_tuple(text, std::make_index_sequence<batch_width>{});
+      }
+      copy.complete();
+    }
+    auto inserted = tx.exec(insert_from_batch).affected_rows();
+    tx.commit();
+    return inserted;
+  } catch (...) {
+    session_.reset(); // whatever broke, start afresh next time
+    throw;
+  }
+}
+
+size_t history_table::purge_older_than(uint32_t days) {
+  try {
+    pqxx::work tx{connected().conn};
+    auto r = tx.exec_params("DELETE FROM query_records WHERE created_at < now() - make_interval(days => $1)",
+                            static_cast<int>(days));
+    tx.commit();
+    return r.affected_rows();
+  } catch (...) {
+    session_.reset();
+    throw;
+  }
+}
+
+std::string history_table::list(const history_filter& f) {
+  try {
+    pqxx::work tx{connected().conn};
+    auto total = tx.exec_params(std::string{"SELECT count(*) FROM query_records"} + filter_clause,
+                                f.search, f.user, f.cluster_group, f.cluster_name,
+                                f.status, f.from_ms, f.to_ms)[0][0]
+                   .as<size_t>();
+    auto rows = tx.exec_params(std::string{"SELECT "} + record_columns
+                                 + " FROM query_records" + filter_clause
+                                 + " ORDER BY created_at DESC, id DESC LIMIT $8::bigint OFFSET $9::bigint",
+                               f.search, f.user, f.cluster_group, f.cluster_name, f.status,
+                               f.from_ms, f.to_ms, static_cast<int64_t>(f.limit),
+                               static_cast<int64_t>(f.offset));
+    tx.commit();
+    std::string out = "{\"total\":" + std::to_string(total) + ",\"queries\":[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (i > 0)
+        out += ',';
+      out += to_json(record_of(rows[i]));
+    }
+    return out + "]}";
+  } catch (...) {
+    session_.reset();
+    throw;
+  }
+}
+
+std::optional<std::string> history_table::get(const std::string& proxy_query_id) {
+  try {
+    pqxx::work tx{connected().conn};
+    auto rows = tx.exec_params(std::string{"SELECT "} + record_columns
+                                 + " FROM query_records WHERE proxy_query_id = $1",
+                               proxy_query_id);
+    tx.commit();
+    if (rows.empty())
+      return std::nullopt;
+    return to_json(record_of(rows[0]));
+  } catch (...) {
+    session_.reset();
+    throw;
+  }
+}
+
+} // namespace qf
