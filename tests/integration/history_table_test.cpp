@@ -109,8 +109,9 @@ TEST_F(history_table_test, a_failed_write_reconnects_on_the_next) {
   } catch (const std::exception&) {
     failed = true; // the caller keeps the batch and retries
   }
-  if (failed)
+  if (failed) {
     EXPECT_EQ(w.write({record("lost")}), 1u);
+  }
   EXPECT_EQ(query("SELECT count(*) FROM query_records")[0][0].as<int>(), 2);
 }
 
