@@ -41,6 +41,7 @@ using tick = caf::atom_constant<caf::atom("tick")>;
 using data = caf::atom_constant<caf::atom("data")>;
 using tls = caf::atom_constant<caf::atom("tls")>;
 using flush = caf::atom_constant<caf::atom("flush")>;
+using activate = caf::atom_constant<caf::atom("activate")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".

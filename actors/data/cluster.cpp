@@ -35,22 +35,27 @@ void schedule_check(self_ptr self) {
   auto delay = st.monitor.task_delay;
   std::uniform_int_distribution<int64_t> jitter{0, delay.count() / 10};
   self->delayed_send(self, delay + std::chrono::milliseconds(jitter(st.rng)),
-                     atom::check::value);
+                     atom::check::value, st.generation);
 }
 
 void run_check(self_ptr self) {
   auto& state = self->state;
   if (!state.checker)
     state.checker = self->spawn<caf::detached>(health_checker, state.cfg);
+  auto generation = state.generation;
   self->request(state.checker, state.monitor.check_timeout, atom::check::value)
     .then(
-      [self](health_ok& ok) {
+      [self, generation](health_ok& ok) {
+        if (generation != self->state.generation)
+          return; // deactivated (or reactivated) meanwhile
         self->state.db = std::move(ok.db);
         set_health(self, health::healthy);
         schedule_check(self);
       },
-      [self](caf::error& err) {
+      [self, generation](caf::error& err) {
         auto& st = self->state;
+        if (generation != st.generation)
+          return;
         spdlog::warn("cluster {}: health check failed: {}", st.cfg.name,
                      message_of(err));
         if (err == caf::sec::request_timeout) {
@@ -76,11 +81,14 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
   state.shared = std::move(shared);
   state.stats = std::move(stats);
   state.first_round = std::move(first_round);
+  state.active = state.cfg.enabled;
   state.stats->cluster_health(state.cfg.name,
                            std::string{to_string(state.shared->status.load())});
   if (state.cfg.enabled) {
     state.first_round->pending.fetch_add(1);
-    self->send(self, atom::check::value);
+    self->send(self, atom::check::value, state.generation);
+  } else {
+    state.first_check_reported = true; // never counted in the first round
   }
   self->set_exit_handler([self](caf::exit_msg& msg) {
     auto& st = self->state;
@@ -93,7 +101,23 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
     self->quit(msg.reason);
   });
   return {
-    [self](atom::check) { run_check(self); },
+    [self](atom::check, uint64_t generation) {
+      auto& st = self->state;
+      if (generation == st.generation && st.active)
+        run_check(self);
+    },
+    [self](atom::activate, bool on) {
+      auto& st = self->state;
+      if (st.active == on)
+        return;
+      st.active = on;
+      st.shared->enabled.store(on);
+      ++st.generation;
+      spdlog::info("cluster {}: {}", st.cfg.name, on ? "activated" : "deactivated");
+      set_health(self, on ? health::pending : health::unknown);
+      if (on)
+        self->send(self, atom::check::value, st.generation);
+    },
     [self](atom::acquire) -> caf::result<conn_lease> {
       auto& st = self->state;
       if (!st.db)

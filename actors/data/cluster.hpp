@@ -39,13 +39,22 @@ struct cluster_actor_state {
   /// Every connection actor alive, lent or idle: all end with the cluster.
   std::vector<caf::actor> connections;
   std::mt19937 rng{std::random_device{}()};
+  /// Bumped by (de)activation: checks of an earlier generation are void.
+  uint64_t generation = 0;
+  /// As last (de)activated; routing reads cluster_state::enabled, which
+  /// the admin API flips at once, before this actor hears of it.
+  bool active = false;
 };
 
 /// Handlers:
 /// - (acquire) -> a new conn_lease, or errc engine_unavailable (idle ones
 ///   are borrowed straight from cluster_state);
 /// - (release, conn_lease, bool reusable): pools it, or ends it;
-/// - (check): INTERNAL, runs one health check and schedules the next.
+/// - (activate, bool on): the health cache transitions of the spec:
+///   deactivated -> UNKNOWN and out of routing at once; activated ->
+///   PENDING and checked now rather than after a whole interval;
+/// - (check, generation): INTERNAL, runs one health check and schedules
+///   the next.
 caf::behavior cluster_actor(caf::stateful_actor<cluster_actor_state>* self,
                             config::cluster cfg, config::monitor monitor,
                             std::shared_ptr<cluster_state> shared,

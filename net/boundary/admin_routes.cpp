@@ -3,10 +3,10 @@
 #include "net/boundary/routes.hpp"
 
 #include "actors/data/group.hpp"
+#include "net/boundary/trino_gateway_routes.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
 #include "protocols/common/secrets.hpp"
-
 
 #include <caf/send.hpp>
 
@@ -53,6 +53,8 @@ public:
       res.body = node_->stats->render();
       return respond(std::move(res));
     }
+    if (serve_trino_gateway(node_, req, authorized(req), respond))
+      return;
     if (!seg.empty() && seg[0] == "admin") {
       if (!authorized(req)) {
         auto res = http::error_response(401, "admin credentials required");
@@ -66,6 +68,15 @@ public:
         return get_query(seg[2], std::move(respond));
       if (get && seg.size() == 2 && seg[1] == "clusters")
         return list_clusters(std::move(respond));
+      if (req.method == "POST" && seg.size() == 4 && seg[1] == "clusters"
+          && (seg[3] == "activate" || seg[3] == "deactivate")) {
+        if (!set_cluster_active(*node_, seg[2], seg[3] == "activate"))
+          return respond(http::error_response(404, "no cluster named " + seg[2]));
+        std::string out = "{\"name\":";
+        json_text::append_string(out, seg[2]);
+        out += seg[3] == "activate" ? ",\"active\":true}" : ",\"active\":false}";
+        return respond(json_ok(std::move(out)));
+      }
     }
     respond(http::error_response(404, "no such resource: " + req.target));
   }

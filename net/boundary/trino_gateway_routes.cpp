@@ -1,0 +1,205 @@
+#include "net/boundary/trino_gateway_routes.hpp"
+
+#include "net/http/url.hpp"
+#include "protocols/common/json_writer.hpp"
+
+#include <caf/send.hpp>
+
+namespace qf::boundary {
+
+namespace {
+
+http::response text(int status, std::string body) {
+  http::response res;
+  res.status = status;
+  res.content_type = "text/plain; charset=utf-8";
+  res.body = std::move(body);
+  return res;
+}
+
+http::response json(std::string body) {
+  http::response res;
+  res.body = std::move(body);
+  return res;
+}
+
+/// Where a cluster is, without its password.
+std::string proxy_to(const config::cluster& c) {
+  switch (c.engine) {
+    case config::engine_kind::duck_db:
+      return "duckdb:" + (c.database_path.empty() ? std::string{":memory:"} : c.database_path);
+    case config::engine_kind::sqlite:
+      return "sqlite:" + (c.database_path.empty() ? std::string{":memory:"} : c.database_path);
+    default:
+      break;
+  }
+  if (c.endpoint.empty()) {
+    auto scheme = c.engine == config::engine_kind::mysql ? "mysql://" : "postgres://";
+    return scheme + c.host + (c.port ? ":" + std::to_string(c.port) : "") + "/" + c.database;
+  }
+  auto url = c.endpoint;
+  auto start = url.find("://");
+  auto at = url.find('@');
+  if (start != std::string::npos && at != std::string::npos && at > start) {
+    auto colon = url.find(':', start + 3);
+    if (colon != std::string::npos && colon < at)
+      url.erase(colon, at - colon); // user:secret@ -> user@
+  }
+  return url;
+}
+
+std::string routing_group(const config::gateway_config& cfg, const std::string& cluster) {
+  for (const auto& g : cfg.groups)
+    for (const auto& m : g.members)
+      if (m == cluster)
+        return g.name;
+  return "";
+}
+
+/// ProxyBackendConfiguration: {name, proxyTo, externalUrl, active, routingGroup}.
+void append_backend(std::string& out, const active_config& active, const config::cluster& c) {
+  auto url = proxy_to(c);
+  out += "{\"name\":";
+  json_text::append_string(out, c.name);
+  out += ",\"proxyTo\":";
+  json_text::append_string(out, url);
+  out += ",\"externalUrl\":";
+  json_text::append_string(out, url);
+  out += ",\"active\":";
+  out += active.clusters.at(c.name)->enabled.load() ? "true" : "false";
+  out += ",\"routingGroup\":";
+  json_text::append_string(out, routing_group(*active.config, c.name));
+  out += '}';
+}
+
+std::string backends(const active_config& active, bool active_only) {
+  std::string out = "[";
+  for (const auto& c : active.config->clusters) {
+    if (active_only && !active.clusters.at(c.name)->enabled.load())
+      continue;
+    if (out.size() > 1)
+      out += ',';
+    append_backend(out, active, c);
+  }
+  return out + "]";
+}
+
+/// ClusterStats: what the health cache knows of one cluster.
+std::string cluster_stats(const active_config& active, const config::cluster& c) {
+  const auto& st = *active.clusters.at(c.name);
+  uint32_t queued = 0;
+  for (const auto& g : st.groups)
+    queued += g.queued ? g.queued->load() : 0;
+  auto url = proxy_to(c);
+  std::string out = "{\"clusterId\":";
+  json_text::append_string(out, c.name);
+  out += ",\"runningQueryCount\":" + std::to_string(st.running.load());
+  out += ",\"queuedQueryCount\":" + std::to_string(queued);
+  out += ",\"numWorkerNodes\":0,\"trinoStatus\":\"";
+  out += to_string(st.status.load());
+  out += "\",\"proxyTo\":";
+  json_text::append_string(out, url);
+  out += ",\"externalUrl\":";
+  json_text::append_string(out, url);
+  out += ",\"routingGroup\":";
+  json_text::append_string(out, routing_group(*active.config, c.name));
+  out += ",\"userQueuedCount\":{}}";
+  return out;
+}
+
+const config::cluster* find(const active_config& active, const std::string& name) {
+  for (const auto& c : active.config->clusters)
+    if (c.name == name)
+      return &c;
+  return nullptr;
+}
+
+} // namespace
+
+bool set_cluster_active(const node_services& node, const std::string& name, bool on) {
+  auto active = node.snapshot->load();
+  if (!active)
+    return false;
+  auto i = active->clusters.find(name);
+  if (i == active->clusters.end())
+    return false;
+  i->second->enabled.store(on); // routing sees it now
+  caf::anon_send(i->second->actor, atom::activate::value, on);
+  return true;
+}
+
+bool serve_trino_gateway(const std::shared_ptr<node_services>& node,
+                         const http::request& req, bool authorized,
+                         http::respond_fn& respond) {
+  auto seg = http::path_segments(req.target);
+  bool get = req.method == "GET";
+  bool post = req.method == "POST";
+  if (seg.size() == 2 && seg[0] == "trino-gateway" && get) {
+    if (seg[1] == "livez") {
+      respond(text(200, "ok"));
+      return true;
+    }
+    if (seg[1] == "readyz") {
+      respond(node->ready() ? text(200, "ok") : text(503, "QueryFlux is still initializing"));
+      return true;
+    }
+    return false;
+  }
+  bool gateway_api = !seg.empty() && seg[0] == "gateway";
+  bool public_api = seg.size() >= 3 && seg[0] == "api" && seg[1] == "public" && seg[2] == "backends";
+  if (!gateway_api && !public_api)
+    return false;
+  if (gateway_api && !authorized) {
+    auto res = http::error_response(401, "admin credentials required");
+    res.headers.emplace_back("WWW-Authenticate", "Basic realm=\"queryflux\"");
+    respond(std::move(res));
+    return true;
+  }
+  auto active = node->snapshot->load();
+  if (!active) {
+    respond(text(503, "QueryFlux is still initializing"));
+    return true;
+  }
+  if (gateway_api) {
+    if (seg.size() == 1 && get)
+      respond(text(200, "ok"));
+    else if (seg.size() == 3 && seg[1] == "backend" && get && (seg[2] == "all" || seg[2] == "active"))
+      respond(json(backends(*active, seg[2] == "active")));
+    else if (seg.size() == 4 && seg[1] == "backend" && post
+             && (seg[2] == "activate" || seg[2] == "deactivate")) {
+      if (set_cluster_active(*node, seg[3], seg[2] == "activate"))
+        respond(text(200, ""));
+      else
+        respond(text(404, "no cluster named " + seg[3]));
+    } else if (seg.size() == 4 && seg[1] == "backend" && seg[2] == "modify" && post)
+      respond(text(501, "adding, updating and deleting clusters through the API is not "
+                        "available in this build; change the config file"));
+    else
+      respond(http::error_response(404, "no such resource: " + req.target));
+    return true;
+  }
+  // /api/public/backends[/{name}[/state]]
+  if (!get) {
+    respond(http::error_response(405, "only GET here"));
+    return true;
+  }
+  if (seg.size() == 3) {
+    respond(json(backends(*active, false)));
+    return true;
+  }
+  const auto* c = find(*active, seg[3]);
+  if (!c || seg.size() > 5 || (seg.size() == 5 && seg[4] != "state")) {
+    respond(text(404, "no cluster named " + seg[3]));
+    return true;
+  }
+  if (seg.size() == 5) {
+    respond(json(cluster_stats(*active, *c)));
+  } else {
+    std::string out;
+    append_backend(out, *active, *c);
+    respond(json(std::move(out)));
+  }
+  return true;
+}
+
+} // namespace qf::boundary
