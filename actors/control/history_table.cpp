@@ -137,9 +137,23 @@ history_table::session& history_table::connected() {
   return *session_;
 }
 
-size_t history_table::write(const std::vector<query_record>& batch) {
+/// Runs f(transaction) and commits; a failure drops the connection so the
+/// next call starts afresh, and goes to the caller.
+template <class F>
+auto history_table::in_transaction(F f) {
   try {
     pqxx::work tx{connected().conn};
+    auto out = f(tx);
+    tx.commit();
+    return out;
+  } catch (...) {
+    session_.reset();
+    throw;
+  }
+}
+
+size_t history_table::write(const std::vector<query_record>& batch) {
+  return in_transaction([&](pqxx::work& tx) {
     {
       pqxx::stream_to copy{tx, "history_batch", batch_columns};
       for (const auto& r : batch) {
@@ -154,31 +168,21 @@ size_t history_table::write(const std::vector<query_record>& batch) {
       }
       copy.complete();
     }
-    auto inserted = tx.exec(insert_from_batch).affected_rows();
-    tx.commit();
-    return inserted;
-  } catch (...) {
-    session_.reset(); // whatever broke, start afresh next time
-    throw;
-  }
+    return static_cast<size_t>(tx.exec(insert_from_batch).affected_rows());
+  });
 }
 
 size_t history_table::purge_older_than(uint32_t days) {
-  try {
-    pqxx::work tx{connected().conn};
-    auto r = tx.exec_params("DELETE FROM query_records WHERE created_at < now() - make_interval(days => $1)",
-                            static_cast<int>(days));
-    tx.commit();
-    return r.affected_rows();
-  } catch (...) {
-    session_.reset();
-    throw;
-  }
+  return in_transaction([&](pqxx::work& tx) {
+    return static_cast<size_t>(
+      tx.exec_params("DELETE FROM query_records WHERE created_at < now() - make_interval(days => $1)",
+                     static_cast<int>(days))
+        .affected_rows());
+  });
 }
 
 std::string history_table::list(const history_filter& f) {
-  try {
-    pqxx::work tx{connected().conn};
+  return in_transaction([&](pqxx::work& tx) {
     auto total = tx.exec_params(std::string{"SELECT count(*) FROM query_records"} + filter_clause,
                                 f.search, f.user, f.cluster_group, f.cluster_name,
                                 f.status, f.from_ms, f.to_ms)[0][0]
@@ -189,7 +193,6 @@ std::string history_table::list(const history_filter& f) {
                                f.search, f.user, f.cluster_group, f.cluster_name, f.status,
                                f.from_ms, f.to_ms, static_cast<int64_t>(f.limit),
                                static_cast<int64_t>(f.offset));
-    tx.commit();
     std::string out = "{\"total\":" + std::to_string(total) + ",\"queries\":[";
     for (size_t i = 0; i < rows.size(); ++i) {
       if (i > 0)
@@ -197,26 +200,18 @@ std::string history_table::list(const history_filter& f) {
       out += to_json(record_of(rows[i]));
     }
     return out + "]}";
-  } catch (...) {
-    session_.reset();
-    throw;
-  }
+  });
 }
 
 std::optional<std::string> history_table::get(const std::string& proxy_query_id) {
-  try {
-    pqxx::work tx{connected().conn};
+  return in_transaction([&](pqxx::work& tx) -> std::optional<std::string> {
     auto rows = tx.exec_params(std::string{"SELECT "} + record_columns
                                  + " FROM query_records WHERE proxy_query_id = $1",
                                proxy_query_id);
-    tx.commit();
     if (rows.empty())
       return std::nullopt;
     return to_json(record_of(rows[0]));
-  } catch (...) {
-    session_.reset();
-    throw;
-  }
+  });
 }
 
 } // namespace qf

@@ -40,6 +40,9 @@ private:
 
   session& connected();
 
+  template <class F>
+  auto in_transaction(F f);
+
   std::string url_;
   std::unique_ptr<session> session_;
 };
