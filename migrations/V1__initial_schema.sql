@@ -20,6 +20,7 @@ CREATE TABLE cluster_group_configs (
   strategy            JSONB NOT NULL DEFAULT '{"type": "roundRobin"}',
   allow_groups        TEXT[] NOT NULL DEFAULT '{}',
   allow_users         TEXT[] NOT NULL DEFAULT '{}',
+  config              JSONB NOT NULL DEFAULT '{}',
   created_at          TIMESTAMPTZ NOT NULL DEFAULT now(),
   updated_at          TIMESTAMPTZ NOT NULL DEFAULT now()
 );

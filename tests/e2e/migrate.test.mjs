@@ -152,3 +152,30 @@ test('with PostgreSQL persistence the admin history survives a restart; a query 
   const missing = await second.admin('/admin/queries/no_such_id');
   assert.equal(missing.status, 404);
 });
+
+test('the file seeds clusters and groups the first time only; afterwards the database wins', async (t) => {
+  const url = await freshDatabase(t);
+  const ports = { trino: 23714, admin: 23715 };
+  const first = gatewayConfig(ports, { type: 'postgres', url });
+  first.clusters = { seeded: { engine: 'duckDb' } };
+  first.clusterGroups = { g: { members: ['seeded'] } };
+  const a = await startGateway(first);
+  assert.deepEqual((await a.admin('/admin/clusters')).body.map((c) => c.name), ['seeded']);
+  assert.equal(await a.stop(), 0);
+
+  const second = gatewayConfig(ports, { type: 'postgres', url });
+  second.clusters = { ignored: { engine: 'sqlite' } };
+  second.clusterGroups = { h: { members: ['ignored'] } };
+  const b = await startGateway(second);
+  assert.deepEqual((await b.admin('/admin/clusters')).body.map((c) => c.name), ['seeded']);
+  const r = await runRaw(b.trinoUrl, 'SELECT 1 AS one');
+  assert.deepEqual(r.data, [[1]]);
+  assert.equal(await b.stop(), 0);
+
+  // A stored config that does not validate stops the start, with its path.
+  await sql(url, `UPDATE cluster_configs SET config = '{"engine": "oracle"}' WHERE name = 'seeded'`);
+  const { file } = writeConfig(second);
+  const refused = runCli(['serve', '--config', file]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stdout + refused.stderr, /the configuration stored in the database: clusters.seeded.engine: unknown engine "oracle"/);
+});

@@ -1,0 +1,145 @@
+#include "protocols/config/fleet.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+
+namespace qf::config {
+
+namespace {
+
+void append_json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+/// A plain scalar that reads as a number keeps being one in JSON.
+bool is_number(const std::string& s) {
+  double d = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), d);
+  return !s.empty() && r.ec == std::errc{} && r.ptr == s.data() + s.size();
+}
+
+void append_json(std::string& out, const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      out += '{';
+      bool first = true;
+      for (const auto& kv : n) {
+        if (!first)
+          out += ',';
+        first = false;
+        append_json_string(out, kv.first.Scalar());
+        out += ':';
+        append_json(out, kv.second);
+      }
+      out += '}';
+      break;
+    }
+    case YAML::NodeType::Sequence: {
+      out += '[';
+      for (size_t i = 0; i < n.size(); ++i) {
+        if (i > 0)
+          out += ',';
+        append_json(out, n[i]);
+      }
+      out += ']';
+      break;
+    }
+    case YAML::NodeType::Scalar: {
+      const auto& s = n.Scalar();
+      bool plain = n.Tag() != "!"; // "!" marks a quoted scalar: a string
+      if (plain && (s == "true" || s == "false" || is_number(s)))
+        out += s;
+      else
+        append_json_string(out, s);
+      break;
+    }
+    default:
+      out += "null";
+  }
+}
+
+std::string json_of(const YAML::Node& n) {
+  std::string out;
+  append_json(out, n);
+  return out;
+}
+
+} // namespace
+
+fleet fleet_of(std::string_view yaml_text) {
+  fleet out;
+  auto root = YAML::Load(std::string{yaml_text});
+  if (auto c = root["clusters"]; c && c.IsMap())
+    for (const auto& kv : c)
+      out.clusters.emplace_back(kv.first.Scalar(), json_of(kv.second));
+  if (auto g = root["clusterGroups"]; g && g.IsMap())
+    for (const auto& kv : g)
+      out.groups.emplace_back(kv.first.Scalar(), json_of(kv.second));
+  if (auto r = root["routers"]; r && r.IsSequence())
+    for (size_t i = 0; i < r.size(); ++i)
+      out.routers.push_back(json_of(r[i]));
+  if (auto f = root["routingFallback"]; f && f.IsScalar())
+    out.routing_fallback = f.Scalar();
+  return out;
+}
+
+load_result load_with_fleet(std::string_view yaml_text, const fleet& f) {
+  try {
+    auto root = YAML::Load(std::string{yaml_text});
+    // JSON is YAML: each stored document is read back as the file's was.
+    YAML::Node clusters{YAML::NodeType::Map};
+    for (const auto& [name, json] : f.clusters)
+      clusters[name] = YAML::Load(json);
+    YAML::Node groups{YAML::NodeType::Map};
+    for (const auto& [name, json] : f.groups)
+      groups[name] = YAML::Load(json);
+    YAML::Node routers{YAML::NodeType::Sequence};
+    for (const auto& json : f.routers)
+      routers.push_back(YAML::Load(json));
+    root["clusters"] = clusters;
+    root["clusterGroups"] = groups;
+    root["routers"] = routers;
+    if (f.routing_fallback.empty())
+      root.remove("routingFallback");
+    else
+      root["routingFallback"] = f.routing_fallback;
+    YAML::Emitter emitter;
+    emitter << root;
+    return load_from_string(emitter.c_str());
+  } catch (const YAML::Exception& e) {
+    load_result result;
+    result.problems.push_back(std::string{"the stored configuration cannot be read: "} + e.what());
+    return result;
+  }
+}
+
+} // namespace qf::config
