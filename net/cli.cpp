@@ -2,13 +2,13 @@
 // SIGTERM/SIGINT, drain, exit 0.
 #include "net/cli.hpp"
 
-#include "actors/control/config_store.hpp"
 #include "actors/control/migrator.hpp"
 #include "actors/node/node.hpp"
 #include "net/boundary/wire_frontends.hpp"
 #include "net/boundary/routes.hpp"
 #include "net/http/server.hpp"
 #include "net/logging.hpp"
+#include "net/startup_database.hpp"
 #include "net/wire/tcp_server.hpp"
 #include "protocols/config/loader.hpp"
 
@@ -18,8 +18,6 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
-#include <fstream>
-#include <sstream>
 #include <iostream>
 #include <thread>
 
@@ -140,62 +138,6 @@ int migrate(const options& opts) {
   }
 }
 
-/// With PostgreSQL persistence, the database must be at this binary's
-/// schema before anything serves: migrated now (autoMigrate) or already.
-bool prepare_database(const config::persistence_settings& p) {
-  if (p.type != "postgres")
-    return true;
-  try {
-    auto r = p.auto_migrate ? migrator::migrate(p.url) : migrator::check(p.url);
-    if (!r.applied.empty())
-      spdlog::info("migrated the database from V{} to V{}", r.applied.front() - 1,
-                   r.version);
-    if (r.version < migrator::latest_version()) {
-      spdlog::error("the database is at V{}, this QueryFlux needs V{}: run "
-                    "`queryflux migrate`, or set persistence.autoMigrate",
-                    r.version, migrator::latest_version());
-      return false;
-    }
-    return true;
-  } catch (const migrator::migration_error& e) {
-    spdlog::error("{}", e.what());
-    return false;
-  }
-}
-
-/// With PostgreSQL persistence the database holds clusters, groups and
-/// routers: seeded from the file the first time, then read from there, so
-/// the file's own are ignored. Returns the config to serve, or nullopt
-/// (reported) when the stored one is unreadable or invalid.
-std::optional<config::gateway_config> with_stored_fleet(const std::string& path,
-                                                        config::gateway_config cfg) {
-  const auto& url = cfg.queryflux.persistence.url;
-  if (cfg.queryflux.persistence.type != "postgres")
-    return cfg;
-  std::ifstream in{path};
-  std::ostringstream text;
-  text << in.rdbuf();
-  try {
-    auto stored = config_store::load(url);
-    if (!stored) {
-      if (config_store::seed(url, config::fleet_of(text.str())))
-        spdlog::info("seeded the database with the clusters, groups and routers of {}", path);
-      stored = config_store::load(url);
-    } else {
-      spdlog::info("clusters, groups and routers come from the database ({} clusters); "
-                   "those of {} are ignored",
-                   stored->clusters.size(), path);
-    }
-    auto merged = config::load_with_fleet(text.str(), *stored);
-    for (const auto& p : merged.problems)
-      spdlog::error("the configuration stored in the database: {}", p);
-    return merged.config;
-  } catch (const std::exception& e) {
-    spdlog::error("cannot read the configuration from the database: {}", e.what());
-    return std::nullopt;
-  }
-}
-
 /// Waits until every query's client has its last page, or the deadline.
 void drain(node_services& svc, std::chrono::seconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -215,9 +157,9 @@ int serve(const options& opts) {
   auto cfg = load(opts.config_path);
   if (!cfg)
     return 2;
-  if (!prepare_database(cfg->queryflux.persistence))
+  if (!startup::prepare_database(cfg->queryflux.persistence))
     return 1;
-  cfg = with_stored_fleet(opts.config_path, std::move(*cfg));
+  cfg = startup::with_stored_fleet(opts.config_path, std::move(*cfg));
   if (!cfg)
     return 1;
   // Signals go to sigwait below, not to whichever thread they hit.

@@ -1,0 +1,64 @@
+#include "net/startup_database.hpp"
+
+#include "actors/control/config_store.hpp"
+#include "actors/control/migrator.hpp"
+#include "protocols/config/fleet.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace qf::startup {
+
+bool prepare_database(const config::persistence_settings& p) {
+  if (p.type != "postgres")
+    return true;
+  try {
+    auto r = p.auto_migrate ? migrator::migrate(p.url) : migrator::check(p.url);
+    if (!r.applied.empty())
+      spdlog::info("migrated the database from V{} to V{}", r.applied.front() - 1,
+                   r.version);
+    if (r.version < migrator::latest_version()) {
+      spdlog::error("the database is at V{}, this QueryFlux needs V{}: run "
+                    "`queryflux migrate`, or set persistence.autoMigrate",
+                    r.version, migrator::latest_version());
+      return false;
+    }
+    return true;
+  } catch (const migrator::migration_error& e) {
+    spdlog::error("{}", e.what());
+    return false;
+  }
+}
+
+std::optional<config::gateway_config> with_stored_fleet(const std::string& path,
+                                                        config::gateway_config cfg) {
+  const auto& url = cfg.queryflux.persistence.url;
+  if (cfg.queryflux.persistence.type != "postgres")
+    return cfg;
+  std::ifstream in{path};
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    auto stored = config_store::load(url);
+    if (!stored) {
+      if (config_store::seed(url, config::fleet_of(text.str())))
+        spdlog::info("seeded the database with the clusters, groups and routers of {}", path);
+      stored = config_store::load(url);
+    } else {
+      spdlog::info("clusters, groups and routers come from the database ({} clusters); "
+                   "those of {} are ignored",
+                   stored->clusters.size(), path);
+    }
+    auto merged = config::load_with_fleet(text.str(), *stored);
+    for (const auto& p : merged.problems)
+      spdlog::error("the configuration stored in the database: {}", p);
+    return merged.config;
+  } catch (const std::exception& e) {
+    spdlog::error("cannot read the configuration from the database: {}", e.what());
+    return std::nullopt;
+  }
+}
+
+} // namespace qf::startup

@@ -1,0 +1,24 @@
+// What `serve` does with the database before the node starts, when
+// persistence.type is postgres: bring the schema up to date, and take the
+// fleet config (clusters, groups, routers) from it.
+#pragma once
+
+#include "protocols/config/model.hpp"
+
+#include <optional>
+#include <string>
+
+namespace qf::startup {
+
+/// The database must be at this binary's schema before anything serves:
+/// migrated now (autoMigrate) or already. False (reported) otherwise.
+bool prepare_database(const config::persistence_settings& p);
+
+/// The config to serve: the file's, or with PostgreSQL persistence the
+/// file's node-local part with the fleet from the database (seeded from
+/// the file the first time). nullopt (reported) when the stored fleet is
+/// unreadable or invalid.
+std::optional<config::gateway_config> with_stored_fleet(const std::string& path,
+                                                        config::gateway_config cfg);
+
+} // namespace qf::startup
