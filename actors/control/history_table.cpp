@@ -1,6 +1,7 @@
 #include "actors/control/history_table.hpp"
 
 #include "actors/control/history_ring.hpp"
+#include "protocols/sql/statements.hpp"
 
 #include <pqxx/pqxx>
 
@@ -106,15 +107,6 @@ query_record record_of(const pqxx::row& row) {
 
 } // namespace
 
-std::string sql_preview(const std::string& sql, size_t max_bytes) {
-  if (sql.size() <= max_bytes)
-    return sql;
-  auto cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(sql[cut]) & 0xC0) == 0x80)
-    --cut; // back to the first byte of a character
-  return sql.substr(0, cut);
-}
-
 struct history_table::session {
   explicit session(const std::string& url) : conn(url) {
     pqxx::nontransaction tx{conn};
@@ -159,7 +151,7 @@ size_t history_table::write(const std::vector<query_record>& batch) {
       for (const auto& r : batch) {
         std::array<std::string, batch_width> text{
           r.proxy_query_id, r.cluster_group, r.cluster_name, r.engine_type,
-          r.protocol, r.user, r.catalog, r.schema, sql_preview(r.sql), r.status,
+          r.protocol, r.user, r.catalog, r.schema, sql::preview(r.sql, 16384), r.status,
           r.routing_trace, std::to_string(r.queue_duration_ms),
           std::to_string(r.execution_duration_ms), std::to_string(r.rows_returned),
           r.error_message, std::to_string(r.created_at_ms), r.source,

@@ -47,8 +47,4 @@ private:
   std::unique_ptr<session> session_;
 };
 
-/// The SQL text kept in query_records.sql_preview: at most max_bytes,
-/// cut on a UTF-8 character boundary.
-std::string sql_preview(const std::string& sql, size_t max_bytes = 16384);
-
 } // namespace qf

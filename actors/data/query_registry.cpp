@@ -22,10 +22,11 @@ int64_t steady_ms() {
 }
 
 void query_registry::add(const std::string& id, caf::actor query,
-                         std::shared_ptr<query_liveness> live) {
+                         std::shared_ptr<query_liveness> live,
+                         std::shared_ptr<query_summary> summary) {
   auto& s = shard_of(id);
   std::lock_guard guard{s.mtx};
-  s.queries[id] = entry{std::move(query), std::move(live)};
+  s.queries[id] = entry{std::move(query), std::move(live), std::move(summary)};
 }
 
 void query_registry::remove(const std::string& id) {

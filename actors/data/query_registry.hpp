@@ -27,15 +27,56 @@ struct query_liveness {
   std::atomic<bool> finished{false};        // the last page went out
 };
 
+/// What GET /admin/queries/running shows of a query. The statement moves
+/// its group, cluster and state along as it is routed, admitted and run.
+class query_summary {
+public:
+  query_summary(std::string id_, std::string user_, std::string protocol_,
+                std::string sql_preview_)
+    : id(std::move(id_)),
+      user(std::move(user_)),
+      protocol(std::move(protocol_)),
+      sql_preview(std::move(sql_preview_)) {
+    // nop
+  }
+
+  const std::string id;
+  const std::string user;
+  const std::string protocol;
+  const std::string sql_preview;
+
+  struct progress {
+    std::string group;
+    std::string cluster;
+    std::string state = "QUEUED"; // QUEUED, RUNNING
+  };
+
+  void update(progress p) {
+    std::lock_guard guard{mtx_};
+    progress_ = std::move(p);
+  }
+
+  progress now() const {
+    std::lock_guard guard{mtx_};
+    return progress_;
+  }
+
+private:
+  mutable std::mutex mtx_;
+  progress progress_;
+};
+
 class query_registry {
 public:
   struct entry {
     caf::actor actor;
-    std::shared_ptr<query_liveness> live; // may be null
+    std::shared_ptr<query_liveness> live;     // may be null
+    std::shared_ptr<query_summary> summary;   // may be null
   };
 
   void add(const std::string& id, caf::actor query,
-           std::shared_ptr<query_liveness> live = nullptr);
+           std::shared_ptr<query_liveness> live = nullptr,
+           std::shared_ptr<query_summary> summary = nullptr);
   void remove(const std::string& id);
   std::optional<caf::actor> find(const std::string& id) const;
   size_t size() const;

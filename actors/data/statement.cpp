@@ -2,6 +2,7 @@
 #include "actors/data/statement.hpp"
 
 #include "protocols/common/json_writer.hpp"
+#include "protocols/sql/statements.hpp"
 
 #include <caf/all.hpp>
 
@@ -217,6 +218,7 @@ void fetch_more(self_ptr self) {
 void execute(self_ptr self) {
   auto& state = self->state;
   state.ph = phase::running;
+  state.spec.summary->update({state.route.group, state.cluster->name, "RUNNING"});
   state.started = clock::now();
   state.started_wall_ms = wall_ms();
   state.conn_busy = state.fetching = true;
@@ -288,6 +290,7 @@ void start(self_ptr self) {
   routing::route_request req{st.spec.protocol, s.user, s.headers,
                              s.tags, st.spec.sql};
   st.route = snapshot->routes->route(req);
+  st.spec.summary->update({st.route.group, "", "QUEUED"});
   if (st.route.denied) {
     fail(self, trino::errors::permission_denied, st.route.deny_message);
     return;
@@ -509,9 +512,17 @@ caf::behavior statement_actor(self_ptr self, statement_spec spec,
   state.node = std::move(node);
   state.created_wall_ms = wall_ms();
   state.node->in_flight.fetch_add(1);
+  auto& s = state.spec;
+  if (!s.summary)
+    s.summary = std::make_shared<query_summary>(
+      s.id, s.session.user, std::string{config::to_string(s.protocol)},
+      sql::preview(s.sql, 160));
+  if (s.protocol != config::protocol::trino_http)
+    state.node->wire_statements->add(s.id, self, nullptr, s.summary);
   self->attach_functor([node = state.node, id = state.spec.id,
                         counted = state.in_flight] {
     node->queries->remove(id);
+    node->wire_statements->remove(id);
     if (counted->exchange(false))
       node->in_flight.fetch_sub(1);
   });

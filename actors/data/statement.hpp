@@ -29,6 +29,8 @@ struct statement_spec {
   config::protocol protocol = config::protocol::trino_http;
   /// Published for the reaper (Trino HTTP only; wire sessions own theirs).
   std::shared_ptr<query_liveness> live;
+  /// What the admin API shows while it runs.
+  std::shared_ptr<query_summary> summary;
   /// Inside a transaction: run on this connection, skipping routing and
   /// admission (the transaction holds the slot).
   std::optional<pinned_connection> pinned;

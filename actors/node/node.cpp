@@ -51,6 +51,7 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg)
   svc.stats = std::make_shared<metrics>();
   svc.queries = std::make_shared<query_registry>();
   svc.wire_sessions = std::make_shared<query_registry>();
+  svc.wire_statements = std::make_shared<query_registry>();
   svc.snapshot = std::make_shared<snapshot_cell>();
   svc.first_round = std::make_shared<first_health_round>();
   svc.external_address = cfg.queryflux.external_address;

@@ -50,6 +50,9 @@ struct node_services {
   std::shared_ptr<query_registry> queries;
   /// PostgreSQL sessions by "pid:secret", for CancelRequest.
   std::shared_ptr<query_registry> wire_sessions;
+  /// Running statements of wire sessions, for the admin API (apart from
+  /// `queries`, whose entries Trino's nextUri reaches).
+  std::shared_ptr<query_registry> wire_statements;
   std::shared_ptr<snapshot_cell> snapshot;
   std::shared_ptr<first_health_round> first_round;
   std::shared_ptr<history_ring> history;

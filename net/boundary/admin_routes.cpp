@@ -64,8 +64,12 @@ public:
       }
       if (get && seg.size() == 2 && seg[1] == "queries")
         return list_queries(req.target, std::move(respond));
+      if (get && seg.size() == 3 && seg[1] == "queries" && seg[2] == "running")
+        return respond(json_ok(running_queries()));
       if (get && seg.size() == 3 && seg[1] == "queries")
         return get_query(seg[2], std::move(respond));
+      if (req.method == "DELETE" && seg.size() == 3 && seg[1] == "queries")
+        return cancel_query(seg[2], std::move(respond));
       if (get && seg.size() == 2 && seg[1] == "clusters")
         return list_clusters(std::move(respond));
       if (req.method == "POST" && seg.size() == 4 && seg[1] == "clusters"
@@ -134,6 +138,48 @@ private:
                        return from_ring(respond);
                      adapt(respond)(std::move(r));
                    }});
+  }
+
+  /// Every statement between arrival and its end, from all frontends.
+  std::string running_queries() const {
+    std::string out = "[";
+    for (const auto* registry : {node_->queries.get(), node_->wire_statements.get()})
+      for (const auto& q : registry->all()) {
+        if (!q.summary || (q.live && q.live->finished.load()))
+          continue; // a finished Trino query lingers for its last poll
+        const auto& s = *q.summary;
+        auto now = s.now();
+        if (out.size() > 1)
+          out += ',';
+        out += "{\"id\":";
+        json_text::append_string(out, s.id);
+        out += ",\"submittedBy\":";
+        json_text::append_string(out, s.user);
+        out += ",\"protocol\":";
+        json_text::append_string(out, s.protocol);
+        out += ",\"group\":";
+        json_text::append_string(out, now.group);
+        out += ",\"cluster\":";
+        json_text::append_string(out, now.cluster);
+        out += ",\"state\":";
+        json_text::append_string(out, now.state);
+        out += ",\"sqlPreview\":";
+        json_text::append_string(out, s.sql_preview);
+        out += '}';
+      }
+    return out + "]";
+  }
+
+  void cancel_query(const std::string& id, http::respond_fn respond) {
+    auto query = node_->queries->find(id);
+    if (!query)
+      query = node_->wire_statements->find(id);
+    if (!query)
+      return respond(http::error_response(404, "no running query " + id));
+    caf::anon_send(*query, atom::cancel::value, false);
+    std::string out = "{\"cancelled\":";
+    json_text::append_string(out, id);
+    respond(json_ok(out + "}"));
   }
 
   void list_clusters(http::respond_fn respond) {

@@ -5,6 +5,7 @@
 #include "actors/data/statement.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
+#include "protocols/sql/statements.hpp"
 #include "protocols/common/secrets.hpp"
 
 #include <caf/all.hpp>
@@ -117,9 +118,12 @@ private:
     spec.sql = std::move(req.body);
     auto id = spec.id;
     spec.live = std::make_shared<query_liveness>();
+    spec.summary = std::make_shared<query_summary>(id, spec.session.user, "trinoHttp",
+                                                   sql::preview(spec.sql, 160));
     auto live = spec.live;
+    auto summary = spec.summary;
     auto query = node_->sys->spawn(statement_actor, std::move(spec), node_);
-    node_->queries->add(id, query, std::move(live));
+    node_->queries->add(id, query, std::move(live), std::move(summary));
     http::response res;
     res.body = trino_submitted_page(node_->external_address, id);
     respond(std::move(res));

@@ -133,6 +133,15 @@ size_t highest_placeholder(std::string_view s) {
   return highest;
 }
 
+std::string preview(std::string_view sql, size_t max_bytes) {
+  if (sql.size() <= max_bytes)
+    return std::string{sql};
+  auto cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(sql[cut]) & 0xC0) == 0x80)
+    --cut; // back to the first byte of a character
+  return std::string{sql.substr(0, cut)};
+}
+
 bool returns_rows(std::string_view keyword) {
   for (auto k : {"SELECT", "WITH", "VALUES", "TABLE", "SHOW", "EXPLAIN",
                  "PRAGMA", "DESCRIBE", "DESC", "FROM", "SUMMARIZE"})

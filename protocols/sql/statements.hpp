@@ -24,6 +24,10 @@ std::string leading_keywords(std::string_view statement, size_t count);
 /// protocols turn into a command tag or an OK packet.
 bool returns_rows(std::string_view leading_keyword);
 
+/// The statement's first max_bytes at most, cut on a UTF-8 character
+/// boundary: what history and the admin API show of long SQL.
+std::string preview(std::string_view statement, size_t max_bytes);
+
 /// The highest $n placeholder outside strings and comments; 0 if none.
 size_t highest_placeholder(std::string_view statement);
 

@@ -115,12 +115,6 @@ TEST_F(history_table_test, a_failed_write_reconnects_on_the_next) {
   EXPECT_EQ(query("SELECT count(*) FROM query_records")[0][0].as<int>(), 2);
 }
 
-TEST(history_preview, cuts_long_sql_on_a_character_boundary) {
-  std::string sql = "SELECT '" + std::string(10, 'x') + "é'";
-  EXPECT_EQ(sql_preview(sql, 100), sql);
-  auto cut = sql_preview(sql, 19); // in the middle of é's two bytes
-  EXPECT_EQ(cut, "SELECT '" + std::string(10, 'x'));
-}
 
 TEST_F(history_table_test, the_admin_search_filters_pages_and_finds_by_id) {
   history_table t{url};

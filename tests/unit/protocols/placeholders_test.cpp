@@ -1,4 +1,5 @@
 #include "protocols/sql/placeholders.hpp"
+#include "protocols/sql/statements.hpp"
 
 #include <gtest/gtest.h>
 
@@ -40,6 +41,12 @@ TEST(Placeholders, UnterminatedRunsEndTheScan) {
             "SELECT 'abc ?");
   EXPECT_EQ(numbered("SELECT /* ?", placeholder_style::question_mark),
             "SELECT /* ?");
+}
+
+TEST(Preview, CutsLongSqlOnACharacterBoundary) {
+  std::string sql = "SELECT '" + std::string(10, 'x') + "é'";
+  EXPECT_EQ(preview(sql, 100), sql);
+  EXPECT_EQ(preview(sql, 19), "SELECT '" + std::string(10, 'x')); // inside é
 }
 
 } // namespace
