@@ -1,6 +1,7 @@
 // Composition of one node's actors from a validated config.
 #include "actors/node/node.hpp"
 
+#include "actors/control/config_writer.hpp"
 #include "actors/control/history_store.hpp"
 #include "actors/data/group.hpp"
 #include "actors/data/query_reaper.hpp"
@@ -99,6 +100,8 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg)
     svc.history_store = sys.spawn<caf::detached>(history_store, svc.outbox,
                                                  svc.stats, hs);
     actors_.push_back(svc.history_store);
+    svc.config_writer = sys.spawn<caf::detached>(config_writer, hs.url);
+    actors_.push_back(svc.config_writer);
   }
   svc.snapshot_holder = sys.spawn(snapshot_holder, svc.snapshot,
                                   std::shared_ptr<const active_config>{active});

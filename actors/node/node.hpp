@@ -60,6 +60,8 @@ struct node_services {
   /// which also answers the admin API's history reads.
   std::shared_ptr<history_outbox> outbox;
   caf::actor history_store;
+  /// With PostgreSQL persistence: writes admin changes to the fleet config.
+  caf::actor config_writer;
   caf::actor snapshot_holder;
   std::string external_address;
   config::trino_http_frontend trino;

@@ -74,12 +74,16 @@ public:
         return list_clusters(std::move(respond));
       if (req.method == "POST" && seg.size() == 4 && seg[1] == "clusters"
           && (seg[3] == "activate" || seg[3] == "deactivate")) {
-        if (!set_cluster_active(*node_, seg[2], seg[3] == "activate"))
-          return respond(http::error_response(404, "no cluster named " + seg[2]));
-        std::string out = "{\"name\":";
-        json_text::append_string(out, seg[2]);
-        out += seg[3] == "activate" ? ",\"active\":true}" : ",\"active\":false}";
-        return respond(json_ok(std::move(out)));
+        bool on = seg[3] == "activate";
+        return set_cluster_active(
+          node_, seg[2], on, [respond, name = seg[2], on](int status, std::string message) {
+            if (status != 200)
+              return respond(http::error_response(status, message));
+            std::string out = "{\"name\":";
+            json_text::append_string(out, name);
+            out += on ? ",\"active\":true}" : ",\"active\":false}";
+            respond(json_ok(std::move(out)));
+          });
       }
     }
     respond(http::error_response(404, "no such resource: " + req.target));

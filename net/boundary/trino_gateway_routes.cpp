@@ -1,5 +1,6 @@
 #include "net/boundary/trino_gateway_routes.hpp"
 
+#include "actors/control/config_writer.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
 
@@ -116,16 +117,29 @@ const config::cluster* find(const active_config& active, const std::string& name
 
 } // namespace
 
-bool set_cluster_active(const node_services& node, const std::string& name, bool on) {
-  auto active = node.snapshot->load();
-  if (!active)
-    return false;
-  auto i = active->clusters.find(name);
-  if (i == active->clusters.end())
-    return false;
-  i->second->enabled.store(on); // routing sees it now
-  caf::anon_send(i->second->actor, atom::activate::value, on);
-  return true;
+void set_cluster_active(const std::shared_ptr<node_services>& node, const std::string& name,
+                        bool on, std::function<void(int, std::string)> done) {
+  auto apply = [node, name, on] {
+    auto active = node->snapshot->load();
+    auto i = active ? active->clusters.find(name) : decltype(active->clusters.end()){};
+    if (!active || i == active->clusters.end())
+      return false;
+    i->second->enabled.store(on); // routing sees it now
+    caf::anon_send(i->second->actor, atom::activate::value, on);
+    return true;
+  };
+  if (!node->config_writer) {
+    if (apply())
+      done(200, "");
+    else
+      done(404, "no cluster named " + name);
+    return;
+  }
+  caf::anon_send(node->config_writer, atom::activate::value, name, on,
+                 apply_change{apply}, admin_respond{[done, name](trino_reply r) {
+                   done(r.http_status, r.http_status == 404 ? "no cluster named " + name
+                                                             : r.body);
+                 }});
 }
 
 bool serve_trino_gateway(const std::shared_ptr<node_services>& node,
@@ -167,10 +181,10 @@ bool serve_trino_gateway(const std::shared_ptr<node_services>& node,
       respond(json(backends(*active, seg[2] == "active")));
     else if (seg.size() == 4 && seg[1] == "backend" && post
              && (seg[2] == "activate" || seg[2] == "deactivate")) {
-      if (set_cluster_active(*node, seg[3], seg[2] == "activate"))
-        respond(text(200, ""));
-      else
-        respond(text(404, "no cluster named " + seg[3]));
+      set_cluster_active(node, seg[3], seg[2] == "activate",
+                         [respond](int status, std::string message) {
+                           respond(text(status, status == 200 ? "" : std::move(message)));
+                         });
     } else if (seg.size() == 4 && seg[1] == "backend" && seg[2] == "modify" && post)
       respond(text(501, "adding, updating and deleting clusters through the API is not "
                         "available in this build; change the config file"));

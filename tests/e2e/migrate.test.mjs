@@ -179,3 +179,38 @@ test('the file seeds clusters and groups the first time only; afterwards the dat
   assert.equal(refused.code, 1);
   assert.match(refused.stdout + refused.stderr, /the configuration stored in the database: clusters.seeded.engine: unknown engine "oracle"/);
 });
+
+test('with PostgreSQL persistence, (de)activation is written to the database first and survives a restart', async (t) => {
+  const url = await freshDatabase(t);
+  const ports = { trino: 23716, admin: 23717 };
+  const cfg = gatewayConfig(ports, { type: 'postgres', url });
+  cfg.clusters = { a: { engine: 'duckDb' }, b: { engine: 'duckDb' } };
+  cfg.clusterGroups = { g: { members: ['a', 'b'] } };
+  const first = await startGateway(cfg);
+  const off = await first.admin('/admin/clusters/b/deactivate', { method: 'POST' });
+  assert.deepEqual(off.body, { name: 'b', active: false });
+  const row = await sql(url, "SELECT enabled, config->>'enabled' AS doc FROM cluster_configs WHERE name = 'b'");
+  assert.deepEqual(row[0], { enabled: false, doc: 'false' });
+  assert.equal((await sql(url, 'SELECT revision FROM config_revision'))[0].revision, '2');
+
+  // Compensation: a cluster the database knows but this node does not.
+  await sql(url, `INSERT INTO cluster_configs (name, engine, enabled, config) VALUES ('ghost', 'duckDb', false, '{"engine":"duckDb","enabled":false}')`);
+  const ghost = await first.admin('/admin/clusters/ghost/activate', { method: 'POST' });
+  assert.equal(ghost.status, 500);
+  assert.match(ghost.body.error, /did not accept the change; it was undone/);
+  assert.equal((await sql(url, "SELECT enabled FROM cluster_configs WHERE name = 'ghost'"))[0].enabled, false);
+  await sql(url, "DELETE FROM cluster_configs WHERE name = 'ghost'");
+  assert.equal(await first.stop(), 0);
+
+  const second = await startGateway(cfg);
+  t.after(() => second.kill());
+  const clusters = (await second.admin('/admin/clusters')).body;
+  const b = clusters.find((c) => c.name === 'b');
+  assert.equal(b.active, false, 'still deactivated after the restart');
+  assert.equal(b.status, 'UNKNOWN');
+  // Trino Gateway's path writes the database too.
+  const on = await fetch(`http://127.0.0.1:${ports.admin}/gateway/backend/activate/b`, {
+    method: 'POST', headers: { Authorization: 'Basic ' + Buffer.from('admin:admin').toString('base64') } });
+  assert.equal(on.status, 200);
+  assert.equal((await sql(url, "SELECT enabled FROM cluster_configs WHERE name = 'b'"))[0].enabled, true);
+});
