@@ -43,7 +43,7 @@ public:
     std::lock_guard guard{mtx_};
     for (auto i = batch.rbegin(); i != batch.rend(); ++i) {
       if (records_.size() >= capacity_) {
-        ++dropped_; // the oldest is the one not put back
+        ++dropped_; // full of newer records: these older ones give way
         continue;
       }
       records_.push_front(std::move(*i));
