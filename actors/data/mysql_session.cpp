@@ -104,7 +104,7 @@ void run(self_ptr self, mysqlwire::query_event& ev) {
   auto& st = self->state;
   statement_spec spec;
   spec.ticket = st.node->next_ticket.fetch_add(1);
-  spec.id = "my_" + std::to_string(spec.ticket);
+  spec.id = st.node->query_id(spec.ticket, "my_");
   spec.sql = std::move(ev.sql);
   spec.params = std::move(ev.params);
   spec.protocol = config::protocol::mysql_wire;

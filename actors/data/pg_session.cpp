@@ -141,7 +141,7 @@ void run(self_ptr self, std::string sql, engines::parameters values,
   const auto& params = st.session->startup_params();
   statement_spec spec;
   spec.ticket = st.node->next_ticket.fetch_add(1);
-  spec.id = "pg_" + std::to_string(spec.ticket);
+  spec.id = st.node->query_id(spec.ticket, "pg_");
   spec.sql = std::move(sql);
   spec.params = std::move(values);
   spec.keep_pinned = step == transaction_step::begin

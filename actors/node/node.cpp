@@ -9,6 +9,10 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+#include <ctime>
+#include <random>
+
 namespace qf {
 
 namespace {
@@ -45,9 +49,24 @@ uint32_t effective_limit(const config::gateway_config& cfg,
 
 } // namespace
 
+std::string node_services::query_id(uint64_t ticket, std::string_view prefix) const {
+  auto now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d%02d%02d_%02d%02d%02d_%05llu_",
+                utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
+                utc.tm_min, utc.tm_sec, static_cast<unsigned long long>(ticket % 100000));
+  return std::string{prefix} + buf + node_suffix + "_" + std::to_string(ticket);
+}
+
 node::node(caf::actor_system& sys, const config::gateway_config& cfg)
   : services_(std::make_shared<node_services>()) {
   auto& svc = *services_;
+  std::random_device rd;
+  static constexpr char alphabet[] = "abcdefghijkmnpqrstuvwxyz23456789";
+  for (int i = 0; i < 5; ++i)
+    svc.node_suffix += alphabet[rd() % (sizeof(alphabet) - 1)];
   svc.sys = &sys;
   svc.stats = std::make_shared<metrics>();
   svc.queries = std::make_shared<query_registry>();

@@ -66,6 +66,13 @@ struct node_services {
   std::string external_address;
   config::trino_http_frontend trino;
   std::atomic<uint64_t> next_ticket{1};
+  /// Random per process: with the date it keeps query ids unique across
+  /// restarts, which durable history (first record per id wins) needs.
+  std::string node_suffix;
+
+  /// Trino's shape, date_time_counter_node, plus the ticket; wire
+  /// protocols prefix theirs ("pg_", "my_").
+  std::string query_id(uint64_t ticket, std::string_view prefix = {}) const;
   /// Set on SIGTERM: new queries are refused, running ones finish.
   std::atomic<bool> draining{false};
   /// Queries whose client has not yet received their last page.

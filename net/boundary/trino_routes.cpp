@@ -42,10 +42,7 @@ class trino_routes : public http::handler {
 public:
   explicit trino_routes(std::shared_ptr<node_services> node)
     : node_(std::move(node)) {
-    std::random_device rd;
-    static constexpr char alphabet[] = "abcdefghijkmnpqrstuvwxyz23456789";
-    for (int i = 0; i < 5; ++i)
-      suffix_ += alphabet[rd() % (sizeof(alphabet) - 1)];
+    // nop
   }
 
   void handle(http::request req, http::respond_fn respond) override {
@@ -77,18 +74,6 @@ public:
   }
 
 private:
-  /// Trino's shape (date_time_counter_node) plus the unique ticket.
-  std::string query_id(uint64_t ticket) const {
-    auto now = std::time(nullptr);
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%04d%02d%02d_%02d%02d%02d_%05llu_",
-                  utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
-                  utc.tm_min, utc.tm_sec,
-                  static_cast<unsigned long long>(ticket % 100000));
-    return std::string{buf} + suffix_ + "_" + std::to_string(ticket);
-  }
 
   void submit(http::request req, http::respond_fn respond) {
     if (node_->draining.load())
@@ -114,7 +99,7 @@ private:
       return respond(trino_error(400, trino::errors::generic_user_error,
                                  "User must be set (X-Trino-User)"));
     spec.ticket = node_->next_ticket.fetch_add(1);
-    spec.id = query_id(spec.ticket);
+    spec.id = node_->query_id(spec.ticket);
     spec.sql = std::move(req.body);
     auto id = spec.id;
     spec.live = std::make_shared<query_liveness>();
@@ -194,7 +179,6 @@ private:
   }
 
   std::shared_ptr<node_services> node_;
-  std::string suffix_;
 };
 
 } // namespace

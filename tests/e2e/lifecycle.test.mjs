@@ -1,6 +1,7 @@
 // The CLI (validate, version, --help) and the process lifecycle: ready, drain, exit.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import {
   startGateway, config, runCli, writeConfig, runClient, submit, follow, parsed, waitFor, sleep,
@@ -54,8 +55,11 @@ test('validate: a good config exits 0, and so does the shipped example', T, () =
   const r = runCli(['validate', '--config', file]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout + r.stderr, /OK/);
-  const example = runCli(['validate', '--config', '/work/main/deploy/examples/quickstart.yaml']);
-  assert.equal(example.code, 0, example.stderr);
+  for (const name of ['quickstart.yaml', 'postgres-persistence.yaml']) {
+    const path = fileURLToPath(new URL(`../../deploy/examples/${name}`, import.meta.url));
+    const example = runCli(['validate', '--config', path]);
+    assert.equal(example.code, 0, `${name}: ${example.stderr}`);
+  }
 });
 
 test('validate: every problem is listed with its path, exit 2', T, () => {

@@ -10,10 +10,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Trino, BasicAuth } from 'trino-client';
 
-export const QF_BIN = process.env.QF_BIN || '/work/main/build/queryflux';
+export const QF_BIN = process.env.QF_BIN
+  || fileURLToPath(new URL('../../../build/queryflux', import.meta.url));
 
 const live = new Set();
 const tempDirs = new Set();
