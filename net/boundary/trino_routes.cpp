@@ -5,15 +5,12 @@
 #include "actors/data/statement.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
-#include "protocols/sql/statements.hpp"
 #include "protocols/common/secrets.hpp"
+#include "protocols/sql/statements.hpp"
 
 #include <caf/all.hpp>
 
 #include <charconv>
-
-#include <ctime>
-#include <random>
 
 namespace qf::boundary {
 
