@@ -18,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <optional>
 #include <iostream>
 #include <thread>
 
@@ -153,15 +154,31 @@ void drain(node_services& svc, std::chrono::seconds timeout) {
   }
 }
 
+/// Until the database answers, the admin port says the process lives
+/// (/health 200) but is not ready (/readyz 503), so orchestrators wait
+/// instead of restarting it. False when a signal asked to stop meanwhile.
+bool wait_for_database(const config::node& q, const sigset_t& signals,
+                       startup::database_state& state) {
+  std::optional<http::service> waiting;
+  for (int attempt = 0; state == startup::database_state::unreachable; ++attempt) {
+    if (!waiting) {
+      waiting.emplace();
+      waiting->listen({"adminApi", "0.0.0.0", q.admin.port, 100, 64 * 1024},
+                      boundary::make_waiting_routes("waiting for the database"));
+      waiting->start(1);
+    }
+    timespec pause{std::min(1L << std::min(attempt, 3), 5L), 0}; // 1, 2, 4, 5, 5 s
+    if (sigtimedwait(&signals, nullptr, &pause) > 0)
+      return false;
+    state = startup::prepare_database(q.persistence);
+  }
+  return true;
+}
+
 int serve(const options& opts) {
   auto cfg = load(opts.config_path);
   if (!cfg)
     return 2;
-  if (!startup::prepare_database(cfg->queryflux.persistence))
-    return 1;
-  cfg = startup::with_stored_fleet(opts.config_path, std::move(*cfg));
-  if (!cfg)
-    return 1;
   // Signals go to sigwait below, not to whichever thread they hit.
   sigset_t signals;
   sigemptyset(&signals);
@@ -169,6 +186,15 @@ int serve(const options& opts) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+
+  auto db = startup::prepare_database(cfg->queryflux.persistence);
+  if (!wait_for_database(cfg->queryflux, signals, db))
+    return 0; // asked to stop while waiting
+  if (db == startup::database_state::refused)
+    return 1;
+  cfg = startup::with_stored_fleet(opts.config_path, std::move(*cfg));
+  if (!cfg)
+    return 1;
 
   caf::actor_system_config caf_cfg;
   caf::actor_system sys{caf_cfg};

@@ -11,9 +11,9 @@
 
 namespace qf::startup {
 
-bool prepare_database(const config::persistence_settings& p) {
+database_state prepare_database(const config::persistence_settings& p) {
   if (p.type != "postgres")
-    return true;
+    return database_state::ready;
   try {
     auto r = p.auto_migrate ? migrator::migrate(p.url) : migrator::check(p.url);
     if (!r.applied.empty())
@@ -23,12 +23,16 @@ bool prepare_database(const config::persistence_settings& p) {
       spdlog::error("the database is at V{}, this QueryFlux needs V{}: run "
                     "`queryflux migrate`, or set persistence.autoMigrate",
                     r.version, migrator::latest_version());
-      return false;
+      return database_state::refused;
     }
-    return true;
+    return database_state::ready;
   } catch (const migrator::migration_error& e) {
+    if (e.unreachable()) {
+      spdlog::warn("{}; waiting for it", e.what());
+      return database_state::unreachable;
+    }
     spdlog::error("{}", e.what());
-    return false;
+    return database_state::refused;
   }
 }
 

@@ -10,9 +10,12 @@
 
 namespace qf::startup {
 
+enum class database_state { ready, unreachable, refused };
+
 /// The database must be at this binary's schema before anything serves:
-/// migrated now (autoMigrate) or already. False (reported) otherwise.
-bool prepare_database(const config::persistence_settings& p);
+/// migrated now (autoMigrate) or already. `refused` is reported; an
+/// `unreachable` database is worth waiting for.
+database_state prepare_database(const config::persistence_settings& p);
 
 /// The config to serve: the file's, or with PostgreSQL persistence the
 /// file's node-local part with the fleet from the database (seeded from

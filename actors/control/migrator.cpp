@@ -74,6 +74,13 @@ int version_of(const std::map<int, std::string>& applied) {
   return v;
 }
 
+/// libpq's messages end in a newline; ours continue after them.
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+    s.pop_back();
+  return s;
+}
+
 template <class F>
 auto guarded(const std::string& url, F f) {
   try {
@@ -82,10 +89,10 @@ auto guarded(const std::string& url, F f) {
   } catch (const migration_error&) {
     throw;
   } catch (const pqxx::sql_error& e) {
-    throw migration_error(std::string{"database error: "} + e.what()
+    throw migration_error("database error: " + trimmed(e.what())
                           + (e.query().empty() ? "" : " (while running a migration)"));
   } catch (const std::exception& e) {
-    throw migration_error(std::string{"cannot reach the database: "} + e.what());
+    throw migration_error("cannot reach the database: " + trimmed(e.what()), true);
   }
 }
 

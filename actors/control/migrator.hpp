@@ -14,7 +14,18 @@ namespace qf::migrator {
 /// operator, as is.
 class migration_error : public std::runtime_error {
 public:
-  using std::runtime_error::runtime_error;
+  explicit migration_error(const std::string& what, bool unreachable = false)
+    : std::runtime_error(what), unreachable_(unreachable) {
+    // nop
+  }
+
+  /// The database could not be reached at all (worth waiting for).
+  bool unreachable() const {
+    return unreachable_;
+  }
+
+private:
+  bool unreachable_;
 };
 
 struct report {

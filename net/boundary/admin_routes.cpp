@@ -215,6 +215,35 @@ private:
 
 } // namespace
 
+namespace {
+
+class waiting_routes : public http::handler {
+public:
+  explicit waiting_routes(std::string reason) : reason_(std::move(reason)) {
+    // nop
+  }
+
+  void handle(http::request req, http::respond_fn respond) override {
+    if (req.method == "GET" && http::path_segments(req.target)
+                                 == std::vector<std::string>{"health"})
+      return respond(json_ok("{\"status\":\"UP\"}"));
+    std::string body = "{\"status\":\"NOT_READY\",\"reason\":";
+    json_text::append_string(body, reason_);
+    auto res = json_ok(body + "}");
+    res.status = 503;
+    respond(std::move(res));
+  }
+
+private:
+  std::string reason_;
+};
+
+} // namespace
+
+std::shared_ptr<http::handler> make_waiting_routes(std::string reason) {
+  return std::make_shared<waiting_routes>(std::move(reason));
+}
+
 std::shared_ptr<http::handler>
 make_admin_routes(std::shared_ptr<node_services> node,
                   config::admin_api credentials) {

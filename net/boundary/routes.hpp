@@ -15,6 +15,10 @@ make_trino_routes(std::shared_ptr<node_services> node);
 /// An actor's {status, body} answer, handed on as the HTTP response.
 trino_respond adapt(http::respond_fn respond);
 
+/// While the node cannot start yet: /health 200, everything else 503
+/// with the reason.
+std::shared_ptr<http::handler> make_waiting_routes(std::string reason);
+
 std::shared_ptr<http::handler>
 make_admin_routes(std::shared_ptr<node_services> node,
                   config::admin_api credentials);

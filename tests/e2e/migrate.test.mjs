@@ -221,3 +221,35 @@ test('with PostgreSQL persistence, (de)activation is written to the database fir
   assert.equal(on.status, 200);
   assert.equal((await sql(url, "SELECT enabled FROM cluster_configs WHERE name = 'b'"))[0].enabled, true);
 });
+
+test('a database not there yet: alive but not ready until it is, then serving', async (t) => {
+  const name = `qf_e2e_later_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
+  const url = PG_URL.slice(0, PG_URL.lastIndexOf('/') + 1) + name;
+  t.after(async () => {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await c.end();
+  });
+  const ports = { trino: 23718, admin: 23719 };
+  const starting = startGateway(gatewayConfig(ports, { type: 'postgres', url }), { readyTimeoutMs: 30000 });
+  const admin = `http://127.0.0.1:${ports.admin}`;
+  let health = 0;
+  for (let i = 0; i < 100 && health !== 200; i += 1) {
+    health = await fetch(`${admin}/health`).then((r) => r.status, () => 0);
+    if (health !== 200) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(health, 200, 'alive while waiting');
+  const ready = await fetch(`${admin}/readyz`);
+  assert.equal(ready.status, 503);
+  assert.match(await ready.text(), /waiting for the database/);
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const gw = await starting; // ready once the database came
+  t.after(() => gw.kill());
+  const r = await runRaw(gw.trinoUrl, 'SELECT 5 AS five');
+  assert.deepEqual(r.data, [[5]]);
+  assert.equal((await sql(url, 'SELECT max(version) AS v FROM queryflux_schema_history'))[0].v, 20);
+});
