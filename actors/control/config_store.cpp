@@ -1,11 +1,13 @@
 #include "actors/control/config_store.hpp"
 
+#include "actors/control/database_url.hpp"
+
 #include <pqxx/pqxx>
 
 namespace qf::config_store {
 
 std::optional<config::fleet> load(const std::string& url) {
-  pqxx::connection c{url};
+  pqxx::connection c{with_timeouts(url)};
   pqxx::work tx{c};
   config::fleet f;
   for (const auto& row : tx.exec("SELECT name, config::text FROM cluster_configs ORDER BY id"))
@@ -24,7 +26,7 @@ std::optional<config::fleet> load(const std::string& url) {
 }
 
 bool seed(const std::string& url, const config::fleet& f) {
-  pqxx::connection c{url};
+  pqxx::connection c{with_timeouts(url)};
   pqxx::work tx{c};
   // Two nodes starting at once: the second waits here, then finds rows.
   tx.exec("LOCK TABLE cluster_configs, cluster_group_configs IN EXCLUSIVE MODE");

@@ -1,5 +1,7 @@
 #include "actors/control/config_writer.hpp"
 
+#include "actors/control/database_url.hpp"
+
 #include <caf/all.hpp>
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
@@ -29,7 +31,7 @@ std::optional<bool> store_active(pqxx::connection& c, const std::string& name, b
 
 caf::behavior config_writer(caf::event_based_actor*, std::string url) {
   auto conn = std::make_shared<std::unique_ptr<pqxx::connection>>();
-  auto connected = [conn, url]() -> pqxx::connection& {
+  auto connected = [conn, url = with_timeouts(url)]() -> pqxx::connection& {
     if (!*conn || !(*conn)->is_open())
       *conn = std::make_unique<pqxx::connection>(url);
     return **conn;

@@ -1,5 +1,6 @@
 #include "actors/control/history_table.hpp"
 
+#include "actors/control/database_url.hpp"
 #include "actors/control/history_ring.hpp"
 #include "protocols/sql/statements.hpp"
 
@@ -117,7 +118,7 @@ struct history_table::session {
   pqxx::connection conn;
 };
 
-history_table::history_table(std::string url) : url_(std::move(url)) {
+history_table::history_table(std::string url) : url_(with_timeouts(url)) {
   // Connecting waits for the server: it happens on the first write.
 }
 

@@ -1,5 +1,6 @@
 #include "actors/control/migrator.hpp"
 
+#include "actors/control/database_url.hpp"
 #include "migrations/embedded.hpp"
 
 #include <openssl/sha.h>
@@ -84,7 +85,7 @@ std::string trimmed(std::string s) {
 template <class F>
 auto guarded(const std::string& url, F f) {
   try {
-    pqxx::connection c{url};
+    pqxx::connection c{with_timeouts(url, 0)}; // an index may take long
     return f(c);
   } catch (const migration_error&) {
     throw;

@@ -1,5 +1,6 @@
 // The fleet config in a migrated database of the real PostgreSQL server.
 #include "actors/control/config_store.hpp"
+#include "actors/control/database_url.hpp"
 #include "actors/control/migrator.hpp"
 #include "tests/integration/fresh_database.hpp"
 
@@ -62,4 +63,17 @@ TEST_F(config_store_test, a_fresh_database_has_no_fleet_until_seeded_once) {
   EXPECT_EQ(merged.config->clusters.size(), from_file.config->clusters.size());
   EXPECT_EQ(merged.config->groups[0].max_queued_queries, 7u);
   EXPECT_EQ(merged.config->routers.size(), 2u);
+}
+
+TEST(database_url, timeouts_are_added_unless_the_operator_set_them) {
+  EXPECT_EQ(with_timeouts("postgres://u@h/db"),
+            "postgres://u@h/db?connect_timeout=10&options=-c%20statement_timeout%3D60000");
+  EXPECT_EQ(with_timeouts("postgres://u@h/db?sslmode=require&connect_timeout=3", 0),
+            "postgres://u@h/db?sslmode=require&connect_timeout=3");
+}
+
+TEST_F(config_store_test, control_plane_connections_carry_a_statement_timeout) {
+  pqxx::connection c{with_timeouts(url)};
+  pqxx::nontransaction tx{c};
+  EXPECT_EQ(tx.exec1("SHOW statement_timeout")[0].as<std::string>(), "1min");
 }
