@@ -192,15 +192,16 @@ int serve(const options& opts) {
     return 0; // asked to stop while waiting
   if (db == startup::database_state::refused)
     return 1;
-  cfg = startup::with_stored_fleet(opts.config_path, std::move(*cfg));
-  if (!cfg)
+  auto served = startup::with_stored_fleet(opts.config_path, std::move(*cfg));
+  if (!served)
     return 1;
+  cfg = served->config;
 
   caf::actor_system_config caf_cfg;
   caf::actor_system sys{caf_cfg};
   int exit_code = 0;
   {
-    node gateway{sys, *cfg};
+    node gateway{sys, *cfg, std::move(served->fleet), std::move(served->file_text)};
     auto svc = gateway.services();
     http::service web;
     wire::service wire_listeners;

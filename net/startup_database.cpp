@@ -36,18 +36,23 @@ database_state prepare_database(const config::persistence_settings& p) {
   }
 }
 
-std::optional<config::gateway_config> with_stored_fleet(const std::string& path,
-                                                        config::gateway_config cfg) {
+std::optional<served_config> with_stored_fleet(const std::string& path,
+                                               config::gateway_config cfg) {
   const auto& url = cfg.queryflux.persistence.url;
-  if (cfg.queryflux.persistence.type != "postgres")
-    return cfg;
   std::ifstream in{path};
   std::ostringstream text;
   text << in.rdbuf();
+  // A file with one group may leave the fallback out; written down, it
+  // stays when an admin adds a second group.
+  auto file_fleet = config::fleet_of(text.str());
+  if (file_fleet.routing_fallback.empty())
+    file_fleet.routing_fallback = cfg.routing_fallback;
+  if (cfg.queryflux.persistence.type != "postgres")
+    return served_config{std::move(cfg), std::move(file_fleet), text.str()};
   try {
     auto stored = config_store::load(url);
     if (!stored) {
-      if (config_store::seed(url, config::fleet_of(text.str())))
+      if (config_store::seed(url, file_fleet))
         spdlog::info("seeded the database with the clusters, groups and routers of {}", path);
       stored = config_store::load(url);
     } else {
@@ -58,7 +63,9 @@ std::optional<config::gateway_config> with_stored_fleet(const std::string& path,
     auto merged = config::load_with_fleet(text.str(), *stored);
     for (const auto& p : merged.problems)
       spdlog::error("the configuration stored in the database: {}", p);
-    return merged.config;
+    if (!merged.config)
+      return std::nullopt;
+    return served_config{std::move(*merged.config), std::move(*stored), text.str()};
   } catch (const std::exception& e) {
     spdlog::error("cannot read the configuration from the database: {}", e.what());
     return std::nullopt;

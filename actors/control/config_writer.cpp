@@ -1,73 +1,252 @@
 #include "actors/control/config_writer.hpp"
 
+#include "actors/control/config_store.hpp"
 #include "actors/control/database_url.hpp"
+#include "actors/node/metrics.hpp"
+#include "actors/node/snapshot_holder.hpp"
 
 #include <caf/all.hpp>
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
+
+#include <cstdlib>
 
 namespace qf {
 
 namespace {
 
-/// Sets the flag in both the column and the stored document; returns the
-/// previous value, or nullopt when there is no such cluster.
-std::optional<bool> store_active(pqxx::connection& c, const std::string& name, bool on) {
-  pqxx::work tx{c};
-  auto before = tx.exec_params(
-    "SELECT enabled FROM cluster_configs WHERE name = $1 FOR UPDATE", name);
-  if (before.empty())
-    return std::nullopt;
-  tx.exec_params("UPDATE cluster_configs SET enabled = $2, "
-                 "config = jsonb_set(config, '{enabled}', to_jsonb($2::boolean)), "
-                 "updated_at = now() WHERE name = $1",
-                 name, on);
-  tx.exec("UPDATE config_revision SET revision = revision + 1, updated_at = now()");
-  tx.commit();
-  return before[0][0].as<bool>();
+using clock = std::chrono::steady_clock;
+
+struct writer_state {
+  config_writer_settings cfg;
+  std::unique_ptr<pqxx::connection> conn;
+  /// The database revision the node last took (or refused).
+  int64_t revision = -1;
+  /// When the database last answered: the databaseCache's write time.
+  clock::time_point last_read = clock::now();
+  bool expired = false;
+
+  pqxx::connection& connected() {
+    if (!conn || !conn->is_open())
+      conn = std::make_unique<pqxx::connection>(with_timeouts(cfg.url));
+    return *conn;
+  }
+};
+
+config::fleet_edit edit(const config::fleet& before, const std::string& text,
+                        const fleet_request& r) {
+  switch (r.what) {
+    case fleet_request::op::put:
+      return config::put_item(before, text, r.kind, r.name, r.body);
+    case fleet_request::op::add:
+      if (config::find_item(before, r.kind, r.name)) {
+        config::fleet_edit taken;
+        taken.status = 409;
+        taken.message = r.name + " exists already";
+        return taken;
+      }
+      return config::put_item(before, text, r.kind, r.name, r.body);
+    case fleet_request::op::put_backend:
+      return config::put_backend(before, text, r.body, r.on);
+    case fleet_request::op::erase_backend:
+      return config::delete_backend(before, text, r.name);
+    case fleet_request::op::erase:
+      return config::delete_item(before, text, r.kind, r.name);
+    case fleet_request::op::set_enabled:
+      return config::set_enabled(before, text, r.name, r.on);
+    case fleet_request::op::put_routing:
+      break;
+  }
+  return config::put_routing(before, text, r.body);
+}
+
+std::string answer_body(const fleet_request& r, const config::fleet& next) {
+  switch (r.what) {
+    case fleet_request::op::erase:
+    case fleet_request::op::erase_backend:
+      return "{\"deleted\":" + nlohmann::json(r.name).dump() + "}";
+    case fleet_request::op::put_backend:
+      return r.body;
+    case fleet_request::op::put_routing:
+      return config::routing_json(next);
+    default:
+      return item_json(r.name, config::find_item(next, r.kind, r.name).value_or("{}"));
+  }
+}
+
+/// Tests make the running node refuse changes to the items named in
+/// QF_TEST_REFUSE_APPLY (comma-separated), to see the compensation work.
+bool refused_for_test(const std::string& name) {
+  const char* refuse = std::getenv("QF_TEST_REFUSE_APPLY");
+  if (!refuse || name.empty())
+    return false;
+  std::string_view list{refuse};
+  for (size_t start = 0; start <= list.size();) {
+    auto end = std::min(list.find(',', start), list.size());
+    if (list.substr(start, end - start) == name)
+      return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+/// Hands the fleet to the snapshot holder and waits for its answer (this
+/// thread is our own: the actor is detached).
+bool apply(caf::event_based_actor* self, const writer_state& st, config::gateway_config cfg,
+           config::fleet fleet) {
+  caf::scoped_actor waiter{self->system()};
+  bool ok = false;
+  waiter
+    ->request(st.cfg.holder, std::chrono::seconds(10), atom::update::value,
+              fleet_update{std::make_shared<const config::gateway_config>(std::move(cfg)),
+                           std::move(fleet)})
+    .receive([&](bool applied) { ok = applied; },
+             [&](caf::error& err) {
+               spdlog::error("the running node did not answer a configuration change: {}",
+                             caf::to_string(err));
+             });
+  return ok;
+}
+
+void change_in_memory(caf::event_based_actor* self, writer_state& st, const fleet_request& r,
+                      const admin_respond& respond) {
+  auto active = st.cfg.snapshot->load();
+  if (!active)
+    return respond({503, "no active configuration"});
+  auto e = edit(active->fleet, st.cfg.config_text, r);
+  if (e.status >= 300)
+    return respond({e.status, e.message});
+  if (refused_for_test(r.name) || !apply(self, st, std::move(*e.config), e.next))
+    return respond({500, "the running node did not accept the change"});
+  respond({e.status, answer_body(r, e.next)});
+}
+
+void change_stored(caf::event_based_actor* self, writer_state& st, const fleet_request& r,
+                   const admin_respond& respond) {
+  config::fleet before;
+  config::fleet_edit e;
+  try {
+    pqxx::work tx{st.connected()};
+    config_store::lock(tx);
+    before = config_store::read(tx);
+    e = edit(before, st.cfg.config_text, r);
+    if (e.status >= 300)
+      return respond({e.status, e.message}); // rolled back: nothing written
+    st.revision = config_store::write_changes(tx, before, e.next);
+    tx.commit();
+    st.last_read = clock::now();
+  } catch (const std::exception& ex) {
+    st.conn.reset();
+    spdlog::error("cannot store a configuration change: {}", ex.what());
+    return respond({503, "the configuration database cannot be reached; nothing changed"});
+  }
+  if (!refused_for_test(r.name) && apply(self, st, std::move(*e.config), e.next))
+    return respond({e.status, answer_body(r, e.next)});
+  // Compensation: the node did not take it, so neither does the database.
+  // A failing compensation is attached; the original error is the answer.
+  std::string error = "the running node did not accept the change; it was undone in the database";
+  try {
+    pqxx::work tx{st.connected()};
+    config_store::lock(tx);
+    st.revision = config_store::write_changes(tx, e.next, before);
+    tx.commit();
+  } catch (const std::exception& ex) {
+    st.conn.reset();
+    error += " (undoing it failed too: ";
+    error += ex.what();
+    error += ")";
+  }
+  spdlog::error("{}: {}", r.name.empty() ? "routing" : r.name, error);
+  respond({500, error});
+}
+
+/// The background re-read: changes made by other replicas, and the
+/// databaseCache's refresh and expiry.
+void reload(caf::event_based_actor* self, writer_state& st) {
+  try {
+    auto rev = config_store::revision(st.connected());
+    st.last_read = clock::now();
+    if (st.expired) {
+      st.expired = false;
+      spdlog::info("the configuration database answers again; routing resumes");
+      caf::anon_send(st.cfg.holder, atom::close::value, false);
+    }
+    if (rev == st.revision)
+      return;
+    pqxx::work tx{st.connected()};
+    auto stored = config_store::read(tx);
+    tx.commit();
+    st.revision = rev;
+    auto active = st.cfg.snapshot->load();
+    if (active && active->fleet == stored)
+      return;
+    auto loaded = config::load_with_fleet(st.cfg.config_text, stored);
+    if (!loaded.config) {
+      for (const auto& p : loaded.problems)
+        spdlog::error("the configuration in the database cannot be used: {}", p);
+      st.cfg.stats->config_reload_failed("reload");
+      return;
+    }
+    if (!apply(self, st, std::move(*loaded.config), std::move(stored))) {
+      st.cfg.stats->config_reload_failed("reload");
+      return;
+    }
+    spdlog::info("configuration revision {} from the database is active", rev);
+  } catch (const std::exception& ex) {
+    st.conn.reset();
+    auto& expire = st.cfg.expire_after;
+    if (expire && !st.expired && clock::now() - st.last_read >= *expire) {
+      st.expired = true;
+      spdlog::error("the cluster list was not read from the database for {} s "
+                    "(databaseCache.expireAfterWrite): new queries fail until it answers",
+                    std::chrono::duration_cast<std::chrono::seconds>(*expire).count());
+      caf::anon_send(st.cfg.holder, atom::close::value, true);
+    } else {
+      spdlog::warn("cannot read the configuration database: {}", ex.what());
+    }
+  }
 }
 
 } // namespace
 
-caf::behavior config_writer(caf::event_based_actor*, std::string url) {
-  auto conn = std::make_shared<std::unique_ptr<pqxx::connection>>();
-  auto connected = [conn, url = with_timeouts(url)]() -> pqxx::connection& {
-    if (!*conn || !(*conn)->is_open())
-      *conn = std::make_unique<pqxx::connection>(url);
-    return **conn;
-  };
+std::string item_json(const std::string& name, const std::string& stored) {
+  auto doc = nlohmann::json::parse(stored, nullptr, false);
+  nlohmann::ordered_json out;
+  out["name"] = name;
+  if (doc.is_object())
+    for (auto& [k, v] : doc.items())
+      out[k] = v;
+  return out.dump();
+}
+
+caf::behavior config_writer(caf::event_based_actor* self, config_writer_settings settings) {
+  auto st = std::make_shared<writer_state>();
+  st->cfg = std::move(settings);
+  if (!st->cfg.url.empty()) {
+    try {
+      st->revision = config_store::revision(st->connected());
+    } catch (const std::exception& e) {
+      st->conn.reset();
+      spdlog::warn("cannot read the configuration revision: {}", e.what());
+    }
+    auto every = st->cfg.reload_every.count() > 0 ? st->cfg.reload_every
+                                                  : st->cfg.expire_after.value_or(
+                                                    std::chrono::milliseconds{0});
+    st->cfg.reload_every = every;
+    if (every.count() > 0)
+      self->delayed_send(self, every, atom::reload::value);
+  }
   return {
-    [conn, connected](atom::activate, const std::string& name, bool on,
-                      const apply_change& apply, const admin_respond& respond) {
-      std::optional<bool> before;
-      try {
-        before = store_active(connected(), name, on);
-      } catch (const std::exception& e) {
-        conn->reset();
-        spdlog::error("cannot store the active flag of cluster {}: {}", name, e.what());
-        respond({503, "the configuration database cannot be reached; nothing changed"});
-        return;
-      }
-      if (!before) {
-        respond({404, "no such cluster"});
-        return;
-      }
-      if (apply()) {
-        respond({200, ""});
-        return;
-      }
-      // Compensation: the running node did not take it, so neither does
-      // the database. A failing compensation is logged with the original.
-      std::string error = "the running node did not accept the change; it was undone";
-      try {
-        store_active(connected(), name, *before);
-      } catch (const std::exception& e) {
-        conn->reset();
-        error += "; undoing it in the database failed too: ";
-        error += e.what();
-      }
-      spdlog::error("cluster {}: {}", name, error);
-      respond({500, error});
+    [self, st](atom::update, const fleet_request& r, const admin_respond& respond) {
+      if (st->cfg.url.empty())
+        change_in_memory(self, *st, r, respond);
+      else
+        change_stored(self, *st, r, respond);
+    },
+    [self, st](atom::reload) {
+      reload(self, *st);
+      self->delayed_send(self, st->cfg.reload_every, atom::reload::value);
     },
   };
 }

@@ -1,26 +1,64 @@
-// The CONFIG WRITER: admin changes to the fleet, written to PostgreSQL
-// first and applied to the running node after (detached: libpqxx blocks).
-// If the database refuses, nothing changes and the caller hears why.
+// The CONFIG WRITER: every change to the fleet (clusters, groups, routers)
+// goes through this one actor, so changes queue up rather than race. With
+// PostgreSQL persistence the database is written first and the running
+// node after, and a change the node does not take is undone in the
+// database (the compensation pattern of the spec). It also re-reads the
+// fleet that other replicas change, and keeps Trino Gateway's
+// databaseCache semantics. Detached: libpqxx blocks.
 #pragma once
 
 #include "actors/core/messages.hpp"
+#include "actors/node/node.hpp"
+#include "protocols/config/fleet_edit.hpp"
 
 #include <caf/fwd.hpp>
 
-#include <functional>
 #include <string>
 
 namespace qf {
 
-/// Applies a change to the running node; false when it cannot.
-using apply_change = std::function<bool()>;
+/// One admin change.
+struct fleet_request {
+  enum class op {
+    put,         // add or replace an item
+    add,         // add an item; 409 when it exists
+    erase,       // delete an item
+    set_enabled, // (de)activate a cluster
+    put_routing, // routers and fallback
+    put_backend, // Trino Gateway's modify/update (add with `on`)
+    erase_backend,
+  };
+  op what = op::put;
+  config::fleet_item kind = config::fleet_item::cluster;
+  std::string name;
+  std::string body; // JSON, for put and put_routing
+  bool on = false;  // for set_enabled; put_backend: add only
+};
 
-/// Handler: (activate, name, bool on, apply_change, admin_respond): stores
-/// the cluster's active flag (bumping the config revision), then applies;
-/// when applying fails the database change is reverted. Answers 200, 404
-/// (no such cluster in the database), 500 or 503, with a plain message.
-caf::behavior config_writer(caf::event_based_actor*, std::string url);
+struct config_writer_settings {
+  /// Empty: in-memory persistence, the running node is the only copy.
+  std::string url;
+  std::string config_text;
+  std::shared_ptr<snapshot_cell> snapshot;
+  caf::actor holder;
+  std::shared_ptr<metrics> stats;
+  /// How often the database is asked for changes made elsewhere.
+  std::chrono::milliseconds reload_every{0};
+  /// databaseCache.expireAfterWrite when the cache is on.
+  std::optional<std::chrono::milliseconds> expire_after;
+};
+
+/// Handlers:
+/// - (update, fleet_request, admin_respond): answers 200 or 201 with the
+///   item's JSON ({"name": ..., ...}; for routing the routing document,
+///   for a delete {"deleted": name}), or 400, 404, 409 (nothing changed),
+///   500 (the node did not take it; undone), 503 (no database);
+/// - (reload): INTERNAL, the background re-read.
+caf::behavior config_writer(caf::event_based_actor* self, config_writer_settings settings);
+
+/// The body of an item's answer: its stored JSON with its name first.
+std::string item_json(const std::string& name, const std::string& stored);
 
 } // namespace qf
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::apply_change)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::fleet_request)

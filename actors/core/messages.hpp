@@ -42,6 +42,12 @@ using data = caf::atom_constant<caf::atom("data")>;
 using tls = caf::atom_constant<caf::atom("tls")>;
 using flush = caf::atom_constant<caf::atom("flush")>;
 using activate = caf::atom_constant<caf::atom("activate")>;
+using retire = caf::atom_constant<caf::atom("retire")>;
+using update = caf::atom_constant<caf::atom("update")>;
+using put = caf::atom_constant<caf::atom("put")>;
+using erase = caf::atom_constant<caf::atom("erase")>;
+using routing = caf::atom_constant<caf::atom("routing")>;
+using reload = caf::atom_constant<caf::atom("reload")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".

@@ -13,8 +13,18 @@ namespace {
 
 using self_ptr = caf::stateful_actor<cluster_actor_state>*;
 
+void report_first_check(self_ptr self) {
+  auto& st = self->state;
+  if (!st.first_check_reported) {
+    st.first_check_reported = true;
+    st.first_round->pending.fetch_sub(1);
+  }
+}
+
 void set_health(self_ptr self, health next) {
   auto& st = self->state;
+  if (st.retired)
+    return; // its successor (if any) owns the name's health now
   auto before = st.shared->status.exchange(next);
   if (before != next) {
     spdlog::info("cluster {}: {} -> {}", st.cfg.name, to_string(before),
@@ -23,10 +33,7 @@ void set_health(self_ptr self, health next) {
     if (next == health::healthy)
       st.shared->notify_groups(); // queued queries may run now
   }
-  if (!st.first_check_reported) {
-    st.first_check_reported = true;
-    st.first_round->pending.fetch_sub(1);
-  }
+  report_first_check(self);
 }
 
 void schedule_check(self_ptr self) {
@@ -66,6 +73,19 @@ void run_check(self_ptr self) {
         set_health(self, health::unhealthy);
         schedule_check(self);
       });
+}
+
+/// A retired cluster ends once nothing it lent is out; the grace period
+/// covers a query admitted just before the change and acquiring now.
+void quit_when_idle(self_ptr self) {
+  auto& st = self->state;
+  if (st.connections.empty()) {
+    if (st.checker)
+      self->send_exit(st.checker, caf::exit_reason::user_shutdown);
+    self->quit();
+    return;
+  }
+  self->delayed_send(self, std::chrono::milliseconds(200), atom::retire::value);
 }
 
 } // namespace
@@ -118,6 +138,24 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
       if (on)
         self->send(self, atom::check::value, st.generation);
     },
+    [self](atom::retire) {
+      auto& st = self->state;
+      if (!st.retired) {
+        report_first_check(self);
+        st.retired = true;
+        st.active = false;
+        ++st.generation;
+        st.shared->enabled.store(false);
+        // Idle connections end now; lent ones when they come back.
+        while (auto idle = st.shared->take_idle()) {
+          std::erase(st.connections, idle->actor);
+          self->send_exit(idle->actor, caf::exit_reason::user_shutdown);
+        }
+        self->delayed_send(self, std::chrono::seconds(1), atom::retire::value);
+        return;
+      }
+      quit_when_idle(self);
+    },
     [self](atom::acquire) -> caf::result<conn_lease> {
       auto& st = self->state;
       if (!st.db)
@@ -137,7 +175,7 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
     },
     [self](atom::release, conn_lease& lease, bool reusable) {
       auto& st = self->state;
-      if (reusable && st.shared->give_back(lease))
+      if (reusable && !st.retired && st.shared->give_back(lease))
         return;
       std::erase(st.connections, lease.actor);
       self->send_exit(lease.actor, caf::exit_reason::user_shutdown);

@@ -22,24 +22,36 @@ std::string_view to_string(health h) {
 }
 
 bool cluster_state::try_acquire() {
-  auto current = running.load();
+  auto current = running_->load();
   while (current < limit)
-    if (running.compare_exchange_weak(current, current + 1))
+    if (running_->compare_exchange_weak(current, current + 1))
       return true;
   return false;
 }
 
 void cluster_state::release() {
-  running.fetch_sub(1);
+  running_->fetch_sub(1);
   notify_groups(true);
 }
 
 void cluster_state::notify_groups(bool waiting_only) const {
   // A group publishes its queue length before it retries a placement, so
   // a waiter is either seen here or finds this slot free itself.
-  for (const auto& g : groups)
+  auto links = groups_.load();
+  if (!links)
+    return;
+  for (const auto& g : *links)
     if (!waiting_only || g.queued->load() > 0)
       caf::anon_send(g.actor, atom::release::value);
+}
+
+uint32_t cluster_state::queued() const {
+  auto links = groups_.load();
+  uint32_t n = 0;
+  if (links)
+    for (const auto& g : *links)
+      n += g.queued ? g.queued->load() : 0;
+  return n;
 }
 
 std::optional<conn_lease> cluster_state::take_idle() {

@@ -22,14 +22,19 @@ enum class health { pending, healthy, unhealthy, unknown };
 std::string_view to_string(health h);
 
 struct cluster_state {
+  /// `in_flight` is the running counter of the cluster this one replaces
+  /// (an admin update): its queries still count against the limit.
   cluster_state(std::string name_, std::string engine_type_, uint32_t limit_,
-                bool enabled_, uint32_t pool_size_ = 0)
+                bool enabled_, uint32_t pool_size_ = 0,
+                std::shared_ptr<std::atomic<uint32_t>> in_flight = nullptr)
     : name(std::move(name_)),
       engine_type(std::move(engine_type_)),
       limit(limit_),
       pool_size(pool_size_ == 0 ? limit_ : pool_size_),
       enabled(enabled_),
-      status(enabled_ ? health::pending : health::unknown) {
+      status(enabled_ ? health::pending : health::unknown),
+      running_(in_flight ? std::move(in_flight)
+                         : std::make_shared<std::atomic<uint32_t>>(0)) {
     // nop
   }
 
@@ -41,7 +46,15 @@ struct cluster_state {
   const uint32_t pool_size;
   std::atomic<bool> enabled;
   std::atomic<health> status;
-  std::atomic<uint32_t> running{0};
+
+  /// Queries holding a slot, shared with an updated successor.
+  uint32_t running() const {
+    return running_->load();
+  }
+
+  const std::shared_ptr<std::atomic<uint32_t>>& running_counter() const {
+    return running_;
+  }
 
   /// The cluster actor: lends connections, runs health checks.
   caf::actor actor;
@@ -51,13 +64,29 @@ struct cluster_state {
     std::shared_ptr<const std::atomic<uint32_t>> queued;
   };
 
-  /// Told when a slot frees up (only groups with waiters) or health returns.
-  std::vector<group_link> groups;
+  using group_links = std::vector<group_link>;
+
+  /// The groups told when a slot frees up (only those with waiters) or
+  /// health returns; replaced whole when the fleet changes.
+  void set_groups(group_links links) {
+    groups_.store(std::make_shared<const group_links>(std::move(links)));
+  }
+
+  /// One more group; writers (node setup, tests) do not race each other.
+  void add_group(group_link link) {
+    auto links = groups_.load();
+    auto next = links ? *links : group_links{};
+    next.push_back(std::move(link));
+    set_groups(std::move(next));
+  }
 
   /// Enabled and HEALTHY: the only clusters that receive queries.
   bool routable() const {
     return enabled.load() && status.load() == health::healthy;
   }
+
+  /// Queries waiting in the groups this cluster is a member of.
+  uint32_t queued() const;
 
   /// Takes a slot if one is free. Safe against concurrent groups.
   bool try_acquire();
@@ -80,6 +109,8 @@ struct cluster_state {
   void clear_idle();
 
 private:
+  std::shared_ptr<std::atomic<uint32_t>> running_;
+  std::atomic<std::shared_ptr<const group_links>> groups_;
   std::mutex pool_mtx_;
   std::vector<conn_lease> idle_;
 };

@@ -18,8 +18,8 @@ std::shared_ptr<cluster_state> try_place(group_state& st) {
   std::vector<routing::member_view> views;
   views.reserve(st.members.size());
   for (const auto& m : st.members)
-    views.push_back({m->routable() && m->running.load() < m->limit,
-                     m->running.load()});
+    views.push_back({m->routable() && m->running() < m->limit,
+                     m->running()});
   // A slot can vanish to another group between the look and the take.
   for (size_t attempt = 0; attempt < views.size(); ++attempt) {
     auto chosen = routing::pick(st.cfg.strategy, views, st.strategy);
@@ -66,6 +66,17 @@ void fail_waiter(self_ptr self, uint64_t ticket, caf::error err) {
     }
 }
 
+/// A retired group's caller: to the successor, which queues it anew, or
+/// failed when the group is gone.
+void pass_on(self_ptr self, caf::response_promise rp, uint64_t ticket) {
+  auto& st = self->state;
+  if (st.successor)
+    rp.delegate(st.successor, atom::admit::value, ticket);
+  else
+    rp.deliver(make_error(errc::group_disabled,
+                          "cluster group \"" + st.cfg.name + "\" was deleted"));
+}
+
 } // namespace
 
 caf::behavior group_actor(self_ptr self, config::cluster_group cfg,
@@ -81,6 +92,10 @@ caf::behavior group_actor(self_ptr self, config::cluster_group cfg,
     [self](atom::admit, uint64_t ticket) {
       auto& st = self->state;
       auto rp = self->make_response_promise();
+      if (st.retired) {
+        pass_on(self, std::move(rp), ticket);
+        return;
+      }
       if (!st.cfg.enabled) {
         rp.deliver(make_error(errc::group_disabled,
                               "cluster group \"" + st.cfg.name
@@ -111,6 +126,8 @@ caf::behavior group_actor(self_ptr self, config::cluster_group cfg,
       admit_waiters(self);
     },
     [self](atom::withdraw, uint64_t ticket) {
+      if (self->state.retired && self->state.successor)
+        self->send(self->state.successor, atom::withdraw::value, ticket);
       fail_waiter(self, ticket,
                   make_error(errc::cancelled, "query cancelled while queued"));
     },
@@ -126,6 +143,25 @@ caf::behavior group_actor(self_ptr self, config::cluster_group cfg,
                                + group_cfg.name + "\""));
     },
     [self](atom::release) { admit_waiters(self); },
+    [self](atom::retire, caf::actor& successor) {
+      auto& st = self->state;
+      st.retired = true;
+      st.successor = std::move(successor);
+      while (!st.queue.empty()) {
+        auto w = std::move(st.queue.front());
+        st.queue.pop_front();
+        pass_on(self, std::move(w.promise), w.ticket);
+      }
+      st.queued->store(0);
+      if (!st.successor)
+        st.stats->queued_set(st.cfg.name, 0);
+      // Statements that read the config before the change may still come.
+      self->delayed_send(self, std::chrono::seconds(10), atom::close::value);
+    },
+    [self](atom::close) {
+      if (self->state.retired)
+        self->quit();
+    },
     [self](atom::stats) {
       return static_cast<uint64_t>(self->state.queue.size());
     },

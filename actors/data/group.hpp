@@ -36,6 +36,10 @@ struct group_state {
   std::shared_ptr<metrics> stats;
   /// The queue length, published for clusters deciding whom to notify.
   std::shared_ptr<std::atomic<uint32_t>> queued;
+  /// Replaced or deleted by an admin change; a replaced group hands its
+  /// waiters, and whoever still reaches it, to its successor.
+  bool retired = false;
+  caf::actor successor;
 };
 
 /// Handlers:
@@ -43,7 +47,11 @@ struct group_state {
 ///   cancelled / group_disabled;
 /// - (withdraw, ticket): a queued caller gave up; its admit fails cancelled;
 /// - (release): a member freed a slot or became healthy; admit waiters;
-/// - (stats) -> uint64_t queued.
+/// - (stats) -> uint64_t queued;
+/// - (retire, successor): the group's config changed (successor: its new
+///   actor) or it was deleted (an invalid handle): waiters move to the
+///   successor in order, or fail; the actor ends a little later, passing
+///   on meanwhile what still arrives.
 caf::behavior group_actor(caf::stateful_actor<group_state>* self,
                           config::cluster_group cfg,
                           std::vector<std::shared_ptr<cluster_state>> members,

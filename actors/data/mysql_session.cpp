@@ -25,7 +25,7 @@ mysqlwire::error_info error_for(const statement_page& page) {
     return {1205, "HY000", msg}; // ER_LOCK_WAIT_TIMEOUT: capacity wait
   if (n == "USER_CANCELED" || n == "ABANDONED_QUERY")
     return {1317, "70100", msg}; // ER_QUERY_INTERRUPTED
-  if (n == "NO_NODES_AVAILABLE")
+  if (n == "NO_NODES_AVAILABLE" || n == "SERVER_STARTING_UP")
     return {1053, "08S01", msg}; // ER_SERVER_SHUTDOWN
   if (page.error_vendor_code > 0 && page.error_vendor_code < 65536
       && page.error_sqlstate.size() == 5) // a MySQL backend's own error

@@ -27,6 +27,8 @@ std::string sqlstate_for(const std::string& error_name) {
     return "57014"; // query_canceled
   if (error_name == "NO_NODES_AVAILABLE")
     return "53000"; // insufficient_resources
+  if (error_name == "SERVER_STARTING_UP")
+    return "57P03"; // cannot_connect_now: no active configuration
   if (error_name == "SYNTAX_ERROR")
     return "42601";
   if (error_name == "GENERIC_USER_ERROR")

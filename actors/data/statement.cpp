@@ -286,6 +286,12 @@ void start(self_ptr self) {
     return;
   }
   auto snapshot = st.node->snapshot->load();
+  if (!snapshot) { // withdrawn meanwhile: databaseCache expired
+    fail(self, trino::errors::server_starting_up,
+         "the gateway has no configuration: its configuration database has not answered "
+         "within databaseCache.expireAfterWrite");
+    return;
+  }
   const auto& s = st.spec.session;
   routing::route_request req{st.spec.protocol, s.user, s.headers,
                              s.tags, st.spec.sql};

@@ -61,6 +61,12 @@ struct metrics::impl {
         .Help("1 for a cluster's current health status, 0 for the others.")
         .Register(*registry);
 
+  prometheus::Family<prometheus::Counter>& reload_failures
+    = prometheus::BuildCounter()
+        .Name("queryflux_config_reload_failures_total")
+        .Help("Configuration changes that could not be applied, by stage.")
+        .Register(*registry);
+
   // Query history on its way to PostgreSQL (persistence.type: postgres).
   prometheus::Counter& history_written
     = prometheus::BuildCounter()
@@ -89,7 +95,7 @@ struct metrics::impl {
 };
 
 metrics::metrics() : impl_(std::make_unique<impl>()) {
-  // nop
+  impl_->reload_failures.Add({{"stage", "reload"}}); // visible at 0
 }
 
 metrics::~metrics() = default;
@@ -144,6 +150,18 @@ void metrics::cluster_health(const std::string& cluster_name,
   for (const char* s : {"PENDING", "HEALTHY", "UNHEALTHY", "UNKNOWN"})
     impl_->health.Add({{"cluster_name", cluster_name}, {"status", s}})
       .Set(status == s ? 1.0 : 0.0);
+}
+
+void metrics::forget_cluster(const std::string& cluster_name) {
+  for (const char* s : {"PENDING", "HEALTHY", "UNHEALTHY", "UNKNOWN"}) {
+    prometheus::Labels labels{{"cluster_name", cluster_name}, {"status", s}};
+    if (impl_->health.Has(labels))
+      impl_->health.Remove(&impl_->health.Add(labels));
+  }
+}
+
+void metrics::config_reload_failed(const std::string& stage) {
+  impl_->reload_failures.Add({{"stage", stage}}).Increment();
 }
 
 void metrics::history_written(size_t records) {

@@ -43,6 +43,12 @@ public:
   void cluster_health(const std::string& cluster_name,
                       const std::string& status);
 
+  /// A deleted cluster leaves queryflux_cluster_health.
+  void forget_cluster(const std::string& cluster_name);
+
+  /// queryflux_config_reload_failures_total{stage}.
+  void config_reload_failed(const std::string& stage);
+
   /// queryflux_history_records_written_total, _write_failures_total,
   /// _records_dropped_total and queryflux_history_queue_depth.
   void history_written(size_t records);

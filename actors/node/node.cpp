@@ -3,8 +3,8 @@
 
 #include "actors/control/config_writer.hpp"
 #include "actors/control/history_store.hpp"
-#include "actors/data/group.hpp"
 #include "actors/data/query_reaper.hpp"
+#include "actors/node/snapshot_holder.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -15,39 +15,6 @@
 
 namespace qf {
 
-namespace {
-
-/// The SNAPSHOT HOLDER: owns the active config and publishes it to the
-/// atomic cell the hot path reads. (get) -> the number of swaps so far.
-caf::behavior snapshot_holder(caf::event_based_actor* self,
-                              std::shared_ptr<snapshot_cell> cell,
-                              std::shared_ptr<const active_config> first) {
-  auto swaps = std::make_shared<uint64_t>(1);
-  cell->store(std::move(first));
-  self->set_exit_handler([self, cell](caf::exit_msg& msg) {
-    cell->store(nullptr);
-    self->quit(msg.reason);
-  });
-  return {
-    [swaps](atom::get) { return *swaps; },
-  };
-}
-
-/// A cluster's own limit, else the smallest limit of the groups it is in.
-uint32_t effective_limit(const config::gateway_config& cfg,
-                         const config::cluster& c) {
-  if (c.max_running_queries)
-    return *c.max_running_queries;
-  std::optional<uint32_t> limit;
-  for (const auto& g : cfg.groups)
-    for (const auto& m : g.members)
-      if (m == c.name)
-        limit = std::min(limit.value_or(g.max_running_queries),
-                         g.max_running_queries);
-  return limit.value_or(1);
-}
-
-} // namespace
 
 std::string node_services::query_id(uint64_t ticket, std::string_view prefix) const {
   auto now = std::time(nullptr);
@@ -60,7 +27,8 @@ std::string node_services::query_id(uint64_t ticket, std::string_view prefix) co
   return std::string{prefix} + buf + node_suffix + "_" + std::to_string(ticket);
 }
 
-node::node(caf::actor_system& sys, const config::gateway_config& cfg)
+node::node(caf::actor_system& sys, const config::gateway_config& cfg,
+           config::fleet fleet, std::string config_text)
   : services_(std::make_shared<node_services>()) {
   auto& svc = *services_;
   std::random_device rd;
@@ -79,35 +47,6 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg)
   svc.history = std::make_shared<history_ring>(
     size_t{cfg.queryflux.query_history_capacity});
 
-  auto active = std::make_shared<active_config>();
-  active->config = std::make_shared<const config::gateway_config>(cfg);
-  active->routes = std::make_unique<routing::router_chain>(
-    cfg.routers, cfg.routing_fallback);
-  for (const auto& c : cfg.clusters) {
-    auto state = std::make_shared<cluster_state>(
-      c.name, std::string{config::to_string(c.engine)},
-      effective_limit(cfg, c), c.enabled, c.pool_size.value_or(0));
-    active->clusters.emplace(c.name, state);
-  }
-  for (const auto& g : cfg.groups) {
-    std::vector<std::shared_ptr<cluster_state>> members;
-    for (const auto& m : g.members)
-      members.push_back(active->clusters.at(m));
-    auto queued = std::make_shared<std::atomic<uint32_t>>(0);
-    auto actor = sys.spawn(group_actor, g, members, svc.stats, queued);
-    for (auto& m : members)
-      m->groups.push_back({actor, queued});
-    active->groups.emplace(g.name, actor);
-    actors_.push_back(actor);
-  }
-  // Clusters start checking only once their groups are known, so that a
-  // first HEALTHY wakes every group that waits on them.
-  for (const auto& c : cfg.clusters) {
-    auto& state = active->clusters.at(c.name);
-    state->actor = sys.spawn(cluster_actor, c, cfg.health, state, svc.stats,
-                             svc.first_round);
-    actors_.push_back(state->actor);
-  }
   reaper_settings reaping;
   reaping.client_timeout = cfg.queryflux.trino_http.query_client_timeout;
   actors_.push_back(sys.spawn(query_reaper, svc.queries, reaping));
@@ -119,13 +58,30 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg)
     svc.history_store = sys.spawn<caf::detached>(history_store, svc.outbox,
                                                  svc.stats, hs);
     actors_.push_back(svc.history_store);
-    svc.config_writer = sys.spawn<caf::detached>(config_writer, hs.url);
-    actors_.push_back(svc.config_writer);
   }
-  svc.snapshot_holder = sys.spawn(snapshot_holder, svc.snapshot,
-                                  std::shared_ptr<const active_config>{active});
+  fleet_context ctx{&sys, svc.stats, svc.first_round};
+  svc.snapshot_holder = sys.spawn(
+    snapshot_holder, svc.snapshot, ctx,
+    fleet_update{std::make_shared<const config::gateway_config>(cfg), std::move(fleet)});
   actors_.push_back(svc.snapshot_holder);
-  active_ = std::move(active);
+
+  config_writer_settings writing;
+  if (cfg.queryflux.persistence.type == "postgres") {
+    writing.url = cfg.queryflux.persistence.url;
+    const auto& cache = cfg.database_cache;
+    if (cache.enabled) {
+      writing.reload_every = cache.refresh_after_write.value_or(std::chrono::milliseconds{0});
+      writing.expire_after = cache.expire_after_write;
+    } else {
+      writing.reload_every = cfg.queryflux.config_reload_interval;
+    }
+  }
+  writing.config_text = std::move(config_text);
+  writing.snapshot = svc.snapshot;
+  writing.holder = svc.snapshot_holder;
+  writing.stats = svc.stats;
+  svc.config_writer = sys.spawn<caf::detached>(config_writer, std::move(writing));
+  actors_.push_back(svc.config_writer);
 }
 
 node::~node() {
@@ -147,16 +103,10 @@ void node::flush_history(std::chrono::milliseconds timeout) {
 }
 
 void node::stop() {
+  // The snapshot holder ends the fleet's actors with it.
   for (auto& a : actors_)
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   actors_.clear();
-  // Clusters and groups hold handles to each other; break the cycle.
-  if (active_)
-    for (auto& [name, c] : active_->clusters) {
-      c->groups.clear();
-      c->actor = nullptr;
-    }
-  active_ = nullptr;
   services_->snapshot->store(nullptr);
 }
 

@@ -9,6 +9,7 @@
 #include "actors/data/query_registry.hpp"
 #include "actors/node/metrics.hpp"
 #include "actors/routing/router_chain.hpp"
+#include "protocols/config/fleet.hpp"
 #include "protocols/config/model.hpp"
 
 #include <caf/actor.hpp>
@@ -23,8 +24,13 @@ namespace qf {
 /// A compiled config plus the live actors it runs on. Immutable once built.
 struct active_config {
   std::shared_ptr<const config::gateway_config> config;
+  /// The fleet part of `config` as stored (JSON per item), which admin
+  /// changes edit.
+  config::fleet fleet;
   std::unique_ptr<routing::router_chain> routes;
   std::map<std::string, caf::actor, std::less<>> groups;
+  /// Each group's queue length, published by its actor.
+  std::map<std::string, std::shared_ptr<std::atomic<uint32_t>>, std::less<>> group_queues;
   std::map<std::string, std::shared_ptr<cluster_state>, std::less<>> clusters;
 };
 
@@ -60,7 +66,8 @@ struct node_services {
   /// which also answers the admin API's history reads.
   std::shared_ptr<history_outbox> outbox;
   caf::actor history_store;
-  /// With PostgreSQL persistence: writes admin changes to the fleet config.
+  /// Every change to the fleet goes through it (first to PostgreSQL when
+  /// the config lives there).
   caf::actor config_writer;
   caf::actor snapshot_holder;
   std::string external_address;
@@ -89,7 +96,11 @@ struct node_services {
 /// Spawns the node's actors for cfg; stop() (or the destructor) ends them.
 class node {
 public:
-  node(caf::actor_system& sys, const config::gateway_config& cfg);
+  /// `fleet` is cfg's fleet part as stored (JSON per item) and
+  /// `config_text` the config file; admin changes edit the one and
+  /// validate the result with the other.
+  node(caf::actor_system& sys, const config::gateway_config& cfg, config::fleet fleet,
+       std::string config_text);
   ~node();
 
   node(const node&) = delete;
@@ -107,7 +118,6 @@ public:
 
 private:
   std::shared_ptr<node_services> services_;
-  std::shared_ptr<const active_config> active_;
   std::vector<caf::actor> actors_;
 };
 

@@ -3,6 +3,7 @@
 #include "net/boundary/routes.hpp"
 
 #include "actors/data/group.hpp"
+#include "net/boundary/fleet_change.hpp"
 #include "net/boundary/trino_gateway_routes.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
@@ -10,6 +11,9 @@
 
 #include <caf/send.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <charconv>
 
 namespace qf::boundary {
@@ -72,19 +76,24 @@ public:
         return cancel_query(seg[2], std::move(respond));
       if (get && seg.size() == 2 && seg[1] == "clusters")
         return list_clusters(std::move(respond));
+      if (get && seg.size() == 3 && seg[1] == "clusters")
+        return get_cluster(seg[2], std::move(respond));
       if (req.method == "POST" && seg.size() == 4 && seg[1] == "clusters"
           && (seg[3] == "activate" || seg[3] == "deactivate")) {
-        bool on = seg[3] == "activate";
-        return set_cluster_active(
-          node_, seg[2], on, [respond, name = seg[2], on](int status, std::string message) {
-            if (status != 200)
-              return respond(http::error_response(status, message));
-            std::string out = "{\"name\":";
-            json_text::append_string(out, name);
-            out += on ? ",\"active\":true}" : ",\"active\":false}";
-            respond(json_ok(std::move(out)));
-          });
+        fleet_request r;
+        r.what = fleet_request::op::set_enabled;
+        r.name = seg[2];
+        r.on = seg[3] == "activate";
+        // The answer is the health cache's view, as GET /admin/clusters/{name}.
+        return change_fleet(node_, std::move(r),
+                            [this, respond, name = seg[2]](int status, std::string body) {
+                              if (status >= 300)
+                                return respond(http::error_response(status, body));
+                              get_cluster(name, respond);
+                            });
       }
+      if (seg.size() >= 3 && seg[1] == "config")
+        return config_api(req, seg, std::move(respond));
     }
     respond(http::error_response(404, "no such resource: " + req.target));
   }
@@ -186,6 +195,32 @@ private:
     respond(json_ok(out + "}"));
   }
 
+  /// One cluster as the health cache sees it: what an operator polls to
+  /// zero before shutting a deactivated cluster down.
+  static void append_cluster(std::string& out, const active_config& active,
+                             const cluster_state& c) {
+    out += "{\"name\":";
+    json_text::append_string(out, c.name);
+    out += ",\"engine\":";
+    json_text::append_string(out, c.engine_type);
+    out += ",\"groups\":[";
+    bool first = true;
+    for (const auto& g : active.config->groups)
+      if (std::find(g.members.begin(), g.members.end(), c.name) != g.members.end()) {
+        if (!first)
+          out += ',';
+        first = false;
+        json_text::append_string(out, g.name);
+      }
+    out += "],\"active\":";
+    out += c.enabled.load() ? "true" : "false";
+    out += ",\"status\":\"";
+    out += to_string(c.status.load());
+    out += "\",\"runningQueries\":" + std::to_string(c.running());
+    out += ",\"queuedQueries\":" + std::to_string(c.queued());
+    out += ",\"maxRunningQueries\":" + std::to_string(c.limit) + "}";
+  }
+
   void list_clusters(http::respond_fn respond) {
     auto active = node_->snapshot->load();
     if (!active)
@@ -194,19 +229,100 @@ private:
     for (const auto& [name, c] : active->clusters) {
       if (out.size() > 1)
         out += ',';
-      out += "{\"name\":";
-      json_text::append_string(out, name);
-      out += ",\"engine\":";
-      json_text::append_string(out, c->engine_type);
-      out += ",\"active\":";
-      out += c->enabled.load() ? "true" : "false";
-      out += ",\"status\":\"";
-      out += to_string(c->status.load());
-      out += "\",\"runningQueries\":" + std::to_string(c->running.load());
-      out += ",\"maxRunningQueries\":" + std::to_string(c->limit) + "}";
+      append_cluster(out, *active, *c);
     }
     out += ']';
     respond(json_ok(std::move(out)));
+  }
+
+  void get_cluster(const std::string& name, http::respond_fn respond) {
+    auto active = node_->snapshot->load();
+    if (!active)
+      return respond(http::error_response(503, "no active configuration"));
+    auto i = active->clusters.find(name);
+    if (i == active->clusters.end())
+      return respond(http::error_response(404, "no cluster named " + name));
+    std::string out;
+    append_cluster(out, *active, *i->second);
+    respond(json_ok(std::move(out)));
+  }
+
+  void change(fleet_request r, http::respond_fn respond) {
+    change_fleet(node_, std::move(r), [respond](int status, std::string body) {
+      if (status >= 300)
+        return respond(http::error_response(status, body));
+      auto res = json_ok(std::move(body));
+      res.status = status;
+      respond(std::move(res));
+    });
+  }
+
+  /// /admin/config/clusters[/{name}], /admin/config/groups[/{name}] and
+  /// /admin/config/routing: the fleet as stored, and changes to it.
+  void config_api(const http::request& req, const std::vector<std::string>& seg,
+                  http::respond_fn respond) {
+    auto active = node_->snapshot->load();
+    if (!active)
+      return respond(http::error_response(503, "no active configuration"));
+    const auto& m = req.method;
+    if (seg.size() == 3 && seg[2] == "routing") {
+      fleet_request r;
+      r.what = fleet_request::op::put_routing;
+      if (m == "GET")
+        return respond(json_ok(config::routing_json(active->fleet)));
+      if (m == "PUT")
+        r.body = req.body;
+      else if (m == "DELETE") // the routers go; the fallback stays
+        r.body = "{\"routingFallback\":"
+                 + nlohmann::json(active->fleet.routing_fallback).dump() + "}";
+      else
+        return respond(http::error_response(405, "GET, PUT or DELETE here"));
+      return change(std::move(r), std::move(respond));
+    }
+    if (seg[2] != "clusters" && seg[2] != "groups")
+      return respond(http::error_response(404, "no such resource: " + req.target));
+    auto kind = seg[2] == "clusters" ? config::fleet_item::cluster : config::fleet_item::group;
+    const auto& items = kind == config::fleet_item::cluster ? active->fleet.clusters
+                                                            : active->fleet.groups;
+    if (seg.size() == 3 && m == "GET") {
+      std::string out = "[";
+      for (const auto& [name, json] : items) {
+        if (out.size() > 1)
+          out += ',';
+        out += item_json(name, json);
+      }
+      return respond(json_ok(out + "]"));
+    }
+    fleet_request r;
+    r.kind = kind;
+    if (seg.size() == 3 && m == "POST") { // add: the name comes in the body
+      auto name = nlohmann::json::parse(req.body, nullptr, false);
+      if (!name.is_object() || !name.contains("name") || !name["name"].is_string())
+        return respond(http::error_response(400, "the body must be a JSON object with a name"));
+      r.what = fleet_request::op::add;
+      r.name = name["name"].get<std::string>();
+      r.body = req.body;
+      return change(std::move(r), std::move(respond));
+    }
+    if (seg.size() != 4)
+      return respond(http::error_response(404, "no such resource: " + req.target));
+    r.name = seg[3];
+    if (m == "GET") {
+      auto json = config::find_item(active->fleet, kind, r.name);
+      if (!json)
+        return respond(http::error_response(404, "no " + seg[2].substr(0, seg[2].size() - 1)
+                                                   + " named " + r.name));
+      return respond(json_ok(item_json(r.name, *json)));
+    }
+    if (m == "PUT") {
+      r.what = fleet_request::op::put;
+      r.body = req.body;
+    } else if (m == "DELETE") {
+      r.what = fleet_request::op::erase;
+    } else {
+      return respond(http::error_response(405, "GET, PUT or DELETE here"));
+    }
+    change(std::move(r), std::move(respond));
   }
 
   std::shared_ptr<node_services> node_;

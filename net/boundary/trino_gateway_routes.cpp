@@ -1,6 +1,6 @@
 #include "net/boundary/trino_gateway_routes.hpp"
 
-#include "actors/control/config_writer.hpp"
+#include "net/boundary/fleet_change.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
 
@@ -88,13 +88,11 @@ std::string backends(const active_config& active, bool active_only) {
 /// ClusterStats: what the health cache knows of one cluster.
 std::string cluster_stats(const active_config& active, const config::cluster& c) {
   const auto& st = *active.clusters.at(c.name);
-  uint32_t queued = 0;
-  for (const auto& g : st.groups)
-    queued += g.queued ? g.queued->load() : 0;
+  auto queued = st.queued();
   auto url = proxy_to(c);
   std::string out = "{\"clusterId\":";
   json_text::append_string(out, c.name);
-  out += ",\"runningQueryCount\":" + std::to_string(st.running.load());
+  out += ",\"runningQueryCount\":" + std::to_string(st.running());
   out += ",\"queuedQueryCount\":" + std::to_string(queued);
   out += ",\"numWorkerNodes\":0,\"trinoStatus\":\"";
   out += to_string(st.status.load());
@@ -116,31 +114,6 @@ const config::cluster* find(const active_config& active, const std::string& name
 }
 
 } // namespace
-
-void set_cluster_active(const std::shared_ptr<node_services>& node, const std::string& name,
-                        bool on, std::function<void(int, std::string)> done) {
-  auto apply = [node, name, on] {
-    auto active = node->snapshot->load();
-    auto i = active ? active->clusters.find(name) : decltype(active->clusters.end()){};
-    if (!active || i == active->clusters.end())
-      return false;
-    i->second->enabled.store(on); // routing sees it now
-    caf::anon_send(i->second->actor, atom::activate::value, on);
-    return true;
-  };
-  if (!node->config_writer) {
-    if (apply())
-      done(200, "");
-    else
-      done(404, "no cluster named " + name);
-    return;
-  }
-  caf::anon_send(node->config_writer, atom::activate::value, name, on,
-                 apply_change{apply}, admin_respond{[done, name](trino_reply r) {
-                   done(r.http_status, r.http_status == 404 ? "no cluster named " + name
-                                                             : r.body);
-                 }});
-}
 
 bool serve_trino_gateway(const std::shared_ptr<node_services>& node,
                          const http::request& req, bool authorized,
@@ -181,14 +154,34 @@ bool serve_trino_gateway(const std::shared_ptr<node_services>& node,
       respond(json(backends(*active, seg[2] == "active")));
     else if (seg.size() == 4 && seg[1] == "backend" && post
              && (seg[2] == "activate" || seg[2] == "deactivate")) {
-      set_cluster_active(node, seg[3], seg[2] == "activate",
-                         [respond](int status, std::string message) {
-                           respond(text(status, status == 200 ? "" : std::move(message)));
-                         });
-    } else if (seg.size() == 4 && seg[1] == "backend" && seg[2] == "modify" && post)
-      respond(text(501, "adding, updating and deleting clusters through the API is not "
-                        "available in this build; change the config file"));
-    else
+      fleet_request r;
+      r.what = fleet_request::op::set_enabled;
+      r.name = seg[3];
+      r.on = seg[2] == "activate";
+      change_fleet(node, std::move(r), [respond](int status, std::string message) {
+        // Trino Gateway answers a failed (de)activation 404 with its message.
+        respond(status == 200 ? text(200, "") : text(404, std::move(message)));
+      });
+    } else if (seg.size() == 4 && seg[1] == "backend" && seg[2] == "modify" && post
+               && (seg[3] == "add" || seg[3] == "update" || seg[3] == "delete")) {
+      fleet_request r;
+      if (seg[3] == "delete") {
+        r.what = fleet_request::op::erase_backend;
+        r.name = req.body;
+        // `-d trino3` comes raw; a JSON string is taken too.
+        if (r.name.size() >= 2 && r.name.front() == '"' && r.name.back() == '"')
+          r.name = r.name.substr(1, r.name.size() - 2);
+      } else {
+        r.what = fleet_request::op::put_backend;
+        r.body = req.body;
+        r.on = seg[3] == "add";
+      }
+      change_fleet(node, std::move(r), [respond](int status, std::string body) {
+        if (status < 300)
+          return respond(json(std::move(body)));
+        respond(text(status, std::move(body)));
+      });
+    } else
       respond(http::error_response(404, "no such resource: " + req.target));
     return true;
   }

@@ -18,6 +18,8 @@ struct fleet {
   std::vector<std::pair<std::string, std::string>> groups;   // name, JSON
   std::vector<std::string> routers;                          // JSON each
   std::string routing_fallback;
+
+  bool operator==(const fleet&) const = default;
 };
 
 /// The fleet sections of config text; validate the text first.

@@ -273,6 +273,32 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
               10'000'000);
   w.read_uint(n, path, "queryHistoryRetentionDays",
               out.query_history_retention_days, 36'500);
+  w.read_seconds(n, path, "configReloadIntervalSecs", out.config_reload_interval);
+}
+
+/// A duration that `null` turns off (databaseCache's two).
+void read_optional_duration(walker& w, const YAML::Node& parent, const std::string& path,
+                            std::string_view key, std::optional<duration>& out) {
+  auto n = parent[std::string{key}];
+  if (!n)
+    return;
+  if (n.IsNull()) {
+    out.reset();
+    return;
+  }
+  duration d{};
+  w.read(parent, path, key, d);
+  out = d;
+}
+
+void read_database_cache(walker& w, const YAML::Node& n, database_cache& out) {
+  const std::string path = "databaseCache";
+  if (!w.expect_map(n, path))
+    return;
+  w.check_keys(n, path, {"enabled", "expireAfterWrite", "refreshAfterWrite"});
+  w.read(n, path, "enabled", out.enabled);
+  read_optional_duration(w, n, path, "expireAfterWrite", out.expire_after_write);
+  read_optional_duration(w, n, path, "refreshAfterWrite", out.refresh_after_write);
 }
 
 void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
@@ -595,7 +621,9 @@ gateway_config read_root(walker& w, const YAML::Node& root) {
     return c;
   w.check_keys(root, "",
                {"queryflux", "monitor", "clusters", "clusterGroups", "routers",
-                "routingFallback", "auth"});
+                "routingFallback", "auth", "databaseCache"});
+  if (auto d = root["databaseCache"]; d && !d.IsNull())
+    read_database_cache(w, d, c.database_cache);
   if (auto a = root["auth"]; a && !a.IsNull())
     read_auth(w, a, c);
   if (auto n = root["queryflux"])

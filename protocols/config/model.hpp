@@ -68,6 +68,8 @@ struct cluster {
   std::string password;
   /// Idle backend connections kept for reuse (default: the cluster limit).
   std::optional<uint32_t> pool_size;
+
+  bool operator==(const cluster&) const = default;
 };
 
 enum class strategy_kind { round_robin, least_loaded, random, failover };
@@ -83,6 +85,8 @@ struct cluster_group {
   uint32_t max_queued_queries = 100;
   std::chrono::seconds capacity_wait_timeout = std::chrono::seconds(300);
   strategy_kind strategy = strategy_kind::round_robin;
+
+  bool operator==(const cluster_group&) const = default;
 };
 
 struct regex_rule {
@@ -139,6 +143,19 @@ struct node {
   uint32_t query_history_capacity = 10000;
   /// PostgreSQL history older than this is purged hourly; 0 keeps it all.
   uint32_t query_history_retention_days = 0;
+  /// How often a node with PostgreSQL persistence looks for fleet changes
+  /// made elsewhere (another control-plane replica); 0: never.
+  std::chrono::seconds config_reload_interval = std::chrono::seconds(30);
+};
+
+/// Trino Gateway's databaseCache: the fleet read from PostgreSQL is served
+/// from memory, re-read in the background after refreshAfterWrite, and
+/// expires (new queries fail) when not re-read for expireAfterWrite.
+/// nullopt turns either off.
+struct database_cache {
+  bool enabled = false;
+  std::optional<duration> expire_after_write = std::chrono::hours(1);
+  std::optional<duration> refresh_after_write = std::chrono::seconds(5);
 };
 
 /// Who may connect. provider none: everyone (trust).
@@ -154,6 +171,7 @@ struct gateway_config {
   node queryflux;
   struct auth auth;
   monitor health;
+  struct database_cache database_cache;
   std::vector<cluster> clusters;
   std::vector<cluster_group> groups;
   std::vector<router> routers;

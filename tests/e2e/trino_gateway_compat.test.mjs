@@ -66,11 +66,40 @@ test('Trino Gateway scripts work against QueryFlux: health, backends, state, (de
   const unknown = admin('/gateway/backend/activate/nope', ['-X', 'POST']);
   assert.equal(unknown.code, 404);
   assert.match(unknown.body, /no cluster named nope/);
-  assert.equal(admin('/gateway/backend/modify/add', ['-X', 'POST', '-d', '{"name":"c3"}']).code, 501);
+
+  // modify/add, update and delete, with Trino Gateway's bodies.
+  const post = (path, body) => admin(path, ['-X', 'POST', '-H', 'Content-Type: application/json', '-d', body]);
+  const c3 = { name: 'c3', proxyTo: 'duckdb::memory:', active: true, routingGroup: 'adhoc' };
+  const add = post('/gateway/backend/modify/add', JSON.stringify(c3));
+  assert.equal(add.code, 200, add.body);
+  assert.deepEqual(JSON.parse(add.body), c3);
+  assert.equal(post('/gateway/backend/modify/add', JSON.stringify(c3)).code, 409, 'a duplicate name');
+  const badGroup = post('/gateway/backend/modify/add', JSON.stringify({ ...c3, name: 'c4', routingGroup: 'nope' }));
+  assert.equal(badGroup.code, 400);
+  assert.match(badGroup.body, /no cluster group named nope/);
+  assert.equal(post('/gateway/backend/modify/add', JSON.stringify({ ...c3, name: 'c4', proxyTo: 'http://trino:8080' })).code, 400);
+  await waitFor(() => JSON.parse(open('/api/public/backends/c3/state').body).trinoStatus === 'HEALTHY',
+    { what: 'c3 HEALTHY', timeoutMs: 5000 });
+  assert.deepEqual(JSON.parse(admin('/gateway/backend/active').body).map((b) => b.name), ['c1', 'c2', 'c3']);
+  for (let i = 0; i < 9; i += 1) await runRaw(gw.trinoUrl, `SELECT ${i} AS with_c3`);
+  const spread = await gw.history({ search: 'AS with_c3' });
+  assert.ok(spread.queries.some((q) => q.clusterName === 'c3'), 'the added backend takes queries');
+
+  const update = post('/gateway/backend/modify/update', JSON.stringify({ ...c3, active: false }));
+  assert.equal(update.code, 200, update.body);
+  assert.equal(JSON.parse(open('/api/public/backends/c3').body).active, false);
+  assert.equal(JSON.parse(open('/api/public/backends/c3/state').body).trinoStatus, 'UNKNOWN');
+
+  const del = admin('/gateway/backend/modify/delete', ['-X', 'POST', '-d', 'c3']);
+  assert.equal(del.code, 200, del.body);
+  assert.equal(open('/api/public/backends/c3').code, 404);
+  assert.equal(admin('/gateway/backend/modify/delete', ['-X', 'POST', '-d', 'c3']).code, 404);
+  assert.doesNotMatch(await gw.metrics(), /queryflux_cluster_health\{[^}]*cluster_name="c3"/);
 
   // The same through QueryFlux's own admin API.
   const own = await gw.admin('/admin/clusters/c1/deactivate', { method: 'POST' });
-  assert.deepEqual(own.body, { name: 'c1', active: false });
+  assert.equal(own.body.name, 'c1');
+  assert.equal(own.body.active, false);
   const listed = (await gw.admin('/admin/clusters')).body.find((c) => c.name === 'c1');
   assert.equal(listed.active, false);
   assert.equal((await gw.admin('/admin/clusters/nope/activate', { method: 'POST' })).status, 404);

@@ -78,11 +78,12 @@ export function runCli(args, opts = {}) {
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
-export async function startGateway(cfg, { readyTimeoutMs = 20000, args = [] } = {}) {
+export async function startGateway(cfg, { readyTimeoutMs = 20000, args = [], env = {} } = {}) {
   const { trinoPort, adminPort } = portsOf(cfg);
   const { dir, file } = writeConfig(cfg);
   const child = spawn(QF_BIN, ['serve', '--config', file, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   live.add(child);
   let stdout = '';

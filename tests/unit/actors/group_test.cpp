@@ -23,7 +23,7 @@ protected:
 
   ~group_test() override {
     for (auto& c : clusters)
-      c->groups.clear();
+      c->set_groups({});
     for (const auto& hdl : spawned)
       caf::anon_send_exit(hdl, caf::exit_reason::user_shutdown);
     sched.run();
@@ -62,7 +62,7 @@ protected:
     auto queued = std::make_shared<std::atomic<uint32_t>>(0);
     auto hdl = sys.spawn(group_actor, g, members, stats, queued);
     for (auto& m : members)
-      m->groups.push_back({hdl, queued});
+      m->add_group({hdl, queued});
     spawned.push_back(hdl);
     sched.run();
     return hdl;
@@ -126,18 +126,18 @@ TEST_F(group_test, admits_up_to_the_limit_then_queues_fifo) {
   EXPECT_EQ(outcome(1), "c1");
   EXPECT_EQ(outcome(2), "c1");
   EXPECT_EQ(outcome(3), "waiting");
-  EXPECT_EQ(c->running.load(), 2u);
+  EXPECT_EQ(c->running(), 2u);
   EXPECT_EQ(queued(g), 3u);
   release(c);
   EXPECT_EQ(outcome(3), "c1"); // the oldest waiter goes first
   EXPECT_EQ(outcome(4), "waiting");
-  EXPECT_EQ(c->running.load(), 2u);
+  EXPECT_EQ(c->running(), 2u);
   release(c);
   release(c);
   EXPECT_EQ(outcome(4), "c1");
   EXPECT_EQ(outcome(5), "c1");
   EXPECT_EQ(queued(g), 0u);
-  EXPECT_EQ(c->running.load(), 2u);
+  EXPECT_EQ(c->running(), 2u);
 }
 
 TEST_F(group_test, a_full_queue_rejects_at_once_and_counts_it) {
@@ -196,7 +196,7 @@ TEST_F(group_test, only_healthy_members_get_queries) {
   pending->notify_groups();
   sched.run();
   EXPECT_EQ(outcome(1), "pending");
-  EXPECT_EQ(sick->running.load(), 0u);
+  EXPECT_EQ(sick->running(), 0u);
 }
 
 TEST_F(group_test, disabled_members_get_no_queries) {
@@ -218,11 +218,11 @@ TEST_F(group_test, a_cluster_shared_by_two_groups_never_exceeds_its_limit) {
   admit(g2, 2);
   admit(g2, 3);
   admit(g1, 4);
-  EXPECT_EQ(c->running.load(), 2u);
+  EXPECT_EQ(c->running(), 2u);
   EXPECT_EQ(outcome(3), "waiting");
   EXPECT_EQ(outcome(4), "waiting");
   release(c); // both groups hear of the free slot; exactly one wins it
-  EXPECT_EQ(c->running.load(), 2u);
+  EXPECT_EQ(c->running(), 2u);
   auto admitted = (outcome(3) == "shared") + (outcome(4) == "shared");
   EXPECT_EQ(admitted, 1);
 }
@@ -242,7 +242,7 @@ TEST_F(group_test, round_robin_spreads_over_members) {
 TEST_F(group_test, least_loaded_prefers_the_idle_member) {
   auto a = cluster("a", 10);
   auto b = cluster("b", 10);
-  a->running = 3;
+  a->running_counter()->store(3);
   auto g = group("g", {a, b}, 10, 30s, config::strategy_kind::least_loaded);
   admit(g, 1);
   admit(g, 2);
@@ -272,4 +272,39 @@ TEST_F(group_test, queue_length_is_published_as_a_metric) {
               "queryflux_queued_queries{cluster_group=\"g\"} 2"),
             std::string::npos)
     << stats->render();
+}
+
+TEST_F(group_test, a_replaced_group_hands_its_waiters_and_latecomers_to_its_successor_in_order) {
+  auto c = cluster("c1", 1);
+  auto old = group("g", {c});
+  for (uint64_t t = 1; t <= 3; ++t)
+    admit(old, t);
+  EXPECT_EQ(outcome(1), "c1");
+  auto next = group("g", {c});
+  caf::anon_send(old, atom::retire::value, next);
+  sched.run();
+  EXPECT_EQ(queued(old), 0u);
+  EXPECT_EQ(queued(next), 2u);
+  admit(old, 4); // read the old config: passed on, behind the others
+  EXPECT_EQ(queued(next), 3u);
+  release(c);
+  EXPECT_EQ(outcome(2), "c1");
+  EXPECT_EQ(outcome(3), "waiting");
+  release(c);
+  EXPECT_EQ(outcome(3), "c1");
+  release(c);
+  EXPECT_EQ(outcome(4), "c1");
+}
+
+TEST_F(group_test, a_deleted_group_fails_its_waiters_and_latecomers) {
+  auto c = cluster("c1", 1);
+  auto g = group("g", {c});
+  admit(g, 1);
+  admit(g, 2);
+  caf::anon_send(g, atom::retire::value, caf::actor{});
+  sched.run();
+  EXPECT_EQ(outcome(1), "c1");
+  EXPECT_EQ(outcome(2), "disabled");
+  admit(g, 3);
+  EXPECT_EQ(outcome(3), "disabled");
 }

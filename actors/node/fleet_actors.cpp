@@ -1,0 +1,154 @@
+#include "actors/node/fleet_actors.hpp"
+
+#include "actors/data/cluster.hpp"
+#include "actors/data/group.hpp"
+
+#include <caf/all.hpp>
+
+namespace qf {
+
+namespace {
+
+/// A cluster's own limit, else the smallest limit of the groups it is in.
+uint32_t effective_limit(const config::gateway_config& cfg, const config::cluster& c) {
+  if (c.max_running_queries)
+    return *c.max_running_queries;
+  std::optional<uint32_t> limit;
+  for (const auto& g : cfg.groups)
+    for (const auto& m : g.members)
+      if (m == c.name)
+        limit = std::min(limit.value_or(g.max_running_queries), g.max_running_queries);
+  return limit.value_or(1);
+}
+
+template <class Map>
+auto lookup(const active_config* active, const Map active_config::*map, std::string_view name)
+  -> typename Map::mapped_type {
+  if (!active)
+    return {};
+  auto i = (active->*map).find(name);
+  return i == (active->*map).end() ? typename Map::mapped_type{} : i->second;
+}
+
+/// Same config but perhaps the `enabled` flag, which (de)activation flips
+/// without replacing the cluster.
+bool same_but_enabled(config::cluster a, const config::cluster& b) {
+  a.enabled = b.enabled;
+  return a == b;
+}
+
+struct activation {
+  caf::actor actor;
+  bool on;
+};
+
+} // namespace
+
+std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
+                                           std::shared_ptr<const config::gateway_config> cfg,
+                                           config::fleet fleet, const active_config* before,
+                                           std::vector<caf::actor>& retired) {
+  auto next = std::make_shared<active_config>();
+  next->config = cfg;
+  next->fleet = std::move(fleet);
+  next->routes = std::make_unique<routing::router_chain>(cfg->routers, cfg->routing_fallback);
+  const auto* old_cfg = before ? before->config.get() : nullptr;
+
+  std::vector<std::pair<const config::cluster*, std::shared_ptr<cluster_state>>> fresh;
+  std::vector<activation> activations;
+  for (const auto& c : cfg->clusters) {
+    auto limit = effective_limit(*cfg, c);
+    auto old = lookup(before, &active_config::clusters, c.name);
+    const auto* was = old_cfg ? old_cfg->find_cluster(c.name) : nullptr;
+    if (old && was && old->limit == limit && same_but_enabled(*was, c)) {
+      next->clusters.emplace(c.name, old);
+      if (was->enabled != c.enabled) {
+        if (!c.enabled)
+          old->enabled.store(false); // out of routing before this returns
+        activations.push_back({old->actor, c.enabled});
+      }
+      continue;
+    }
+    // Queries still running on the cluster it replaces count against the
+    // same limit.
+    auto state = std::make_shared<cluster_state>(
+      c.name, std::string{config::to_string(c.engine)}, limit, c.enabled,
+      c.pool_size.value_or(0), old ? old->running_counter() : nullptr);
+    next->clusters.emplace(c.name, state);
+    fresh.emplace_back(&c, state);
+  }
+
+  for (const auto& g : cfg->groups) {
+    std::vector<std::shared_ptr<cluster_state>> members;
+    for (const auto& m : g.members)
+      members.push_back(next->clusters.at(m));
+    auto old = lookup(before, &active_config::groups, g.name);
+    const auto* was = old_cfg ? old_cfg->find_group(g.name) : nullptr;
+    bool same_members = was && was->members == g.members;
+    for (size_t i = 0; same_members && i < members.size(); ++i)
+      same_members = before->clusters.at(g.members[i]) == members[i];
+    if (old && was && *was == g && same_members) {
+      next->groups.emplace(g.name, old);
+      next->group_queues.emplace(g.name, lookup(before, &active_config::group_queues, g.name));
+      continue;
+    }
+    auto queued = std::make_shared<std::atomic<uint32_t>>(0);
+    auto actor = ctx.sys->spawn(group_actor, g, members, ctx.stats, queued);
+    next->groups.emplace(g.name, actor);
+    next->group_queues.emplace(g.name, queued);
+  }
+
+  // Every cluster learns whom to wake; a replaced one too, since queries
+  // still running on it free slots that the new groups wait for.
+  for (auto& [name, state] : next->clusters) {
+    cluster_state::group_links links;
+    for (const auto& g : cfg->groups)
+      if (std::find(g.members.begin(), g.members.end(), name) != g.members.end())
+        links.push_back({next->groups.at(g.name), next->group_queues.at(g.name)});
+    if (auto old = lookup(before, &active_config::clusters, name); old && old != state)
+      old->set_groups(links);
+    state->set_groups(std::move(links));
+  }
+
+  // Clusters start checking only once their groups are known, so that a
+  // first HEALTHY wakes every group that waits on them. Clusters added
+  // later do not hold back readiness, which the first round decides.
+  auto round = before ? std::make_shared<first_health_round>() : ctx.first_round;
+  for (auto& [c, state] : fresh)
+    state->actor = ctx.sys->spawn(cluster_actor, *c, cfg->health, state, ctx.stats, round);
+
+  if (before) {
+    for (const auto& [name, old] : before->clusters) {
+      if (lookup(next.get(), &active_config::clusters, name) == old)
+        continue;
+      if (!next->clusters.contains(name)) {
+        old->set_groups({});
+        ctx.stats->forget_cluster(name);
+      }
+      caf::anon_send(old->actor, atom::retire::value);
+      retired.push_back(old->actor);
+    }
+    for (const auto& [name, old] : before->groups) {
+      auto now = lookup(next.get(), &active_config::groups, name);
+      if (now == old)
+        continue;
+      caf::anon_send(old, atom::retire::value, now);
+      retired.push_back(old);
+    }
+  }
+  for (auto& a : activations)
+    caf::anon_send(a.actor, atom::activate::value, a.on);
+  return next;
+}
+
+void stop_fleet(const active_config& active) {
+  for (const auto& [name, g] : active.groups)
+    caf::anon_send_exit(g, caf::exit_reason::user_shutdown);
+  // Clusters and groups hold handles to each other; break the cycle.
+  for (const auto& [name, c] : active.clusters) {
+    caf::anon_send_exit(c->actor, caf::exit_reason::user_shutdown);
+    c->set_groups({});
+  }
+}
+
+} // namespace qf

@@ -1,0 +1,265 @@
+#include "protocols/config/fleet_edit.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace qf::config {
+
+namespace {
+
+using items = std::vector<std::pair<std::string, std::string>>;
+
+items& items_of(fleet& f, fleet_item kind) {
+  return kind == fleet_item::cluster ? f.clusters : f.groups;
+}
+
+const items& items_of(const fleet& f, fleet_item kind) {
+  return kind == fleet_item::cluster ? f.clusters : f.groups;
+}
+
+std::string_view noun(fleet_item kind) {
+  return kind == fleet_item::cluster ? "cluster" : "cluster group";
+}
+
+fleet_edit refuse(int status, std::string message) {
+  fleet_edit out;
+  out.status = status;
+  out.message = std::move(message);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& problems) {
+  std::string out;
+  for (const auto& p : problems) {
+    if (!out.empty())
+      out += "; ";
+    out += p;
+  }
+  return out;
+}
+
+/// Validates `next` as a whole; problems answer with `failure`.
+fleet_edit checked(fleet next, std::string_view yaml_text, int success, int failure) {
+  auto loaded = load_with_fleet(yaml_text, next);
+  if (!loaded.config)
+    return refuse(failure, joined(loaded.problems));
+  fleet_edit out;
+  out.status = success;
+  out.next = std::move(next);
+  out.config = std::move(loaded.config);
+  return out;
+}
+
+std::optional<nlohmann::json> parse_object(std::string_view body, std::string& why) {
+  auto doc = nlohmann::json::parse(body, nullptr, false);
+  if (doc.is_discarded()) {
+    why = "the body is not valid JSON";
+    return std::nullopt;
+  }
+  if (!doc.is_object()) {
+    why = "the body must be a JSON object";
+    return std::nullopt;
+  }
+  return doc;
+}
+
+} // namespace
+
+std::optional<std::string> find_item(const fleet& f, fleet_item kind, std::string_view name) {
+  for (const auto& [n, json] : items_of(f, kind))
+    if (n == name)
+      return json;
+  return std::nullopt;
+}
+
+fleet_edit put_item(const fleet& before, std::string_view yaml_text, fleet_item kind,
+                    const std::string& name, std::string_view body) {
+  if (name.empty())
+    return refuse(400, "a name is required");
+  std::string why;
+  auto doc = parse_object(body, why);
+  if (!doc)
+    return refuse(400, why);
+  if (auto n = doc->find("name"); n != doc->end()) {
+    if (!n->is_string() || n->get<std::string>() != name)
+      return refuse(400, "\"name\" in the body differs from the name in the path");
+    doc->erase(n);
+  }
+  auto next = before;
+  auto& list = items_of(next, kind);
+  auto it = std::find_if(list.begin(), list.end(), [&](const auto& i) { return i.first == name; });
+  bool created = it == list.end();
+  if (created)
+    list.emplace_back(name, doc->dump());
+  else
+    it->second = doc->dump();
+  return checked(std::move(next), yaml_text, created ? 201 : 200, 400);
+}
+
+fleet_edit delete_item(const fleet& before, std::string_view yaml_text, fleet_item kind,
+                       const std::string& name) {
+  auto next = before;
+  auto& list = items_of(next, kind);
+  auto it = std::find_if(list.begin(), list.end(), [&](const auto& i) { return i.first == name; });
+  if (it == list.end())
+    return refuse(404, "no " + std::string{noun(kind)} + " named " + name);
+  list.erase(it);
+  // The fleet before was valid: whatever breaks now still names the item.
+  auto out = checked(std::move(next), yaml_text, 200, 409);
+  if (out.status == 409)
+    out.message = std::string{noun(kind)} + " " + name + " is still in use: " + out.message;
+  return out;
+}
+
+fleet_edit set_enabled(const fleet& before, std::string_view yaml_text,
+                       const std::string& name, bool on) {
+  auto json = find_item(before, fleet_item::cluster, name);
+  if (!json)
+    return refuse(404, "no cluster named " + name);
+  auto doc = nlohmann::json::parse(*json, nullptr, false);
+  if (!doc.is_object())
+    return refuse(409, "the stored configuration of cluster " + name + " is not an object");
+  doc["enabled"] = on;
+  auto out = put_item(before, yaml_text, fleet_item::cluster, name, doc.dump());
+  if (out.status == 201)
+    out.status = 200;
+  return out;
+}
+
+fleet_edit put_routing(const fleet& before, std::string_view yaml_text, std::string_view body) {
+  std::string why;
+  auto doc = parse_object(body, why);
+  if (!doc)
+    return refuse(400, why);
+  auto next = before;
+  next.routers.clear();
+  next.routing_fallback.clear();
+  for (const auto& [key, value] : doc->items()) {
+    if (key == "routers") {
+      if (!value.is_array())
+        return refuse(400, "routers: must be a list");
+      for (const auto& r : value)
+        next.routers.push_back(r.dump());
+    } else if (key == "routingFallback") {
+      if (!value.is_null() && !value.is_string())
+        return refuse(400, "routingFallback: must be a group name or null");
+      if (value.is_string())
+        next.routing_fallback = value.get<std::string>();
+    } else {
+      return refuse(400, key + ": unknown key (routers, routingFallback)");
+    }
+  }
+  return checked(std::move(next), yaml_text, 200, 400);
+}
+
+namespace {
+
+/// The cluster keys that a proxyTo URL stands for.
+bool endpoint_keys(const std::string& url, nlohmann::json& doc, std::string& why) {
+  for (const char* key : {"endpoint", "databasePath", "host", "port", "database", "user",
+                          "password"})
+    doc.erase(key);
+  auto starts = [&](std::string_view p) { return url.rfind(p, 0) == 0; };
+  if (starts("postgres://") || starts("postgresql://")) {
+    doc["engine"] = "postgres";
+    doc["endpoint"] = url;
+  } else if (starts("mysql://")) {
+    doc["engine"] = "mysql";
+    doc["endpoint"] = url;
+  } else if (starts("duckdb:") || starts("sqlite:")) {
+    doc["engine"] = starts("duckdb:") ? "duckDb" : "sqlite";
+    auto path = url.substr(url.find(':') + 1);
+    if (!path.empty() && path != ":memory:")
+      doc["databasePath"] = path;
+  } else {
+    why = "proxyTo: \"" + url + "\" names no engine this build runs "
+          "(postgres://, mysql://, duckdb:PATH or sqlite:PATH)";
+    return false;
+  }
+  return true;
+}
+
+/// Makes `cluster` a member of `group` only.
+bool move_to_group(fleet& f, const std::string& cluster, const std::string& group) {
+  bool found = false;
+  for (auto& [name, json] : f.groups) {
+    auto doc = nlohmann::json::parse(json, nullptr, false);
+    if (!doc.is_object())
+      continue;
+    auto members = doc.value("members", nlohmann::json::array());
+    if (!members.is_array())
+      continue;
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto& m : members)
+      if (m != cluster)
+        kept.push_back(m);
+    if (name == group) {
+      kept.push_back(cluster);
+      found = true;
+    }
+    if (kept != members) {
+      doc["members"] = kept;
+      json = doc.dump();
+    }
+  }
+  return found;
+}
+
+} // namespace
+
+fleet_edit put_backend(const fleet& before, std::string_view yaml_text, std::string_view body,
+                       bool add) {
+  std::string why;
+  auto doc = parse_object(body, why);
+  if (!doc)
+    return refuse(400, why);
+  auto text = [&](const char* key, std::string fallback) {
+    auto i = doc->find(key);
+    return i != doc->end() && i->is_string() ? i->get<std::string>() : fallback;
+  };
+  auto name = text("name", "");
+  if (name.empty())
+    return refuse(400, "name: missing");
+  auto stored = find_item(before, fleet_item::cluster, name);
+  if (add && stored)
+    return refuse(409, "a cluster named " + name + " exists already");
+  auto cluster = stored ? nlohmann::json::parse(*stored, nullptr, false) : nlohmann::json::object();
+  if (!cluster.is_object())
+    cluster = nlohmann::json::object();
+  if (!endpoint_keys(text("proxyTo", ""), cluster, why))
+    return refuse(400, why);
+  if (auto a = doc->find("active"); a != doc->end() && a->is_boolean())
+    cluster["enabled"] = a->get<bool>();
+  auto next = before;
+  auto group = text("routingGroup", "adhoc");
+  if (!move_to_group(next, name, group))
+    return refuse(400, "routingGroup: no cluster group named " + group);
+  auto out = put_item(next, yaml_text, fleet_item::cluster, name, cluster.dump());
+  if (out.status < 300)
+    out.status = 200;
+  return out;
+}
+
+fleet_edit delete_backend(const fleet& before, std::string_view yaml_text,
+                          const std::string& name) {
+  if (!find_item(before, fleet_item::cluster, name))
+    return refuse(404, "no cluster named " + name);
+  auto next = before;
+  move_to_group(next, name, "");
+  return delete_item(next, yaml_text, fleet_item::cluster, name);
+}
+
+std::string routing_json(const fleet& f) {
+  std::string out = "{\"routers\":[";
+  for (size_t i = 0; i < f.routers.size(); ++i) {
+    if (i > 0)
+      out += ',';
+    out += f.routers[i];
+  }
+  out += "],\"routingFallback\":";
+  out += f.routing_fallback.empty() ? "null" : nlohmann::json(f.routing_fallback).dump();
+  return out + "}";
+}
+
+} // namespace qf::config

@@ -1,0 +1,121 @@
+#include "protocols/config/fleet_edit.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace qf::config;
+
+namespace {
+
+constexpr const char* file = R"(
+queryflux: { adminApi: { port: 9100 } }
+clusters:
+  a: { engine: duckDb }
+  b: { engine: sqlite, maxRunningQueries: 2 }
+clusterGroups:
+  g: { members: [a, b] }
+  h: { members: [b] }
+routers:
+  - { type: header, headerName: x-team, headerValueToGroup: { h: h } }
+routingFallback: g
+)";
+
+const fleet before = fleet_of(file);
+
+} // namespace
+
+TEST(fleet_edit, put_adds_or_replaces_and_validates_the_whole) {
+  auto added = put_item(before, file, fleet_item::cluster, "c", R"({"engine":"duckDb","name":"c"})");
+  ASSERT_EQ(added.status, 201) << added.message;
+  EXPECT_EQ(find_item(added.next, fleet_item::cluster, "c"), R"({"engine":"duckDb"})");
+  ASSERT_TRUE(added.config);
+  EXPECT_NE(added.config->find_cluster("c"), nullptr);
+
+  auto replaced = put_item(before, file, fleet_item::cluster, "b", R"({"engine":"duckDb"})");
+  EXPECT_EQ(replaced.status, 200);
+  EXPECT_EQ(replaced.next.clusters.size(), 2u);
+  EXPECT_EQ(replaced.config->find_cluster("b")->engine, engine_kind::duck_db);
+}
+
+TEST(fleet_edit, bad_bodies_are_refused_with_the_reason_and_no_config) {
+  struct bad {
+    fleet_item kind;
+    const char* name;
+    const char* body;
+    const char* why;
+  };
+  for (const auto& c : std::initializer_list<bad>{
+         {fleet_item::cluster, "c", "{", "not valid JSON"},
+         {fleet_item::cluster, "c", "[]", "JSON object"},
+         {fleet_item::cluster, "c", R"({"engine":"duckDb","x":1})", "clusters.c.x: unknown key"},
+         {fleet_item::cluster, "c", R"({"engine":"duckDb","name":"d"})", "differs"},
+         {fleet_item::group, "k", R"({"members":["zz"]})", "unknown cluster \"zz\""},
+         {fleet_item::group, "k", R"({"members":"a"})", "clusterGroups.k.members"},
+       }) {
+    auto e = put_item(before, file, c.kind, c.name, c.body);
+    EXPECT_EQ(e.status, 400) << c.body;
+    EXPECT_NE(e.message.find(c.why), std::string::npos) << e.message;
+    EXPECT_FALSE(e.config);
+  }
+}
+
+TEST(fleet_edit, delete_refuses_what_is_still_named_and_what_is_not_there) {
+  EXPECT_EQ(delete_item(before, file, fleet_item::cluster, "zz").status, 404);
+  auto used = delete_item(before, file, fleet_item::cluster, "b");
+  EXPECT_EQ(used.status, 409);
+  EXPECT_NE(used.message.find("cluster b is still in use"), std::string::npos) << used.message;
+  EXPECT_EQ(delete_item(before, file, fleet_item::group, "h").status, 409) << "a router names h";
+
+  auto unrouted = put_routing(before, file, R"({"routingFallback":"g"})");
+  ASSERT_EQ(unrouted.status, 200) << unrouted.message;
+  auto gone = delete_item(unrouted.next, file, fleet_item::group, "h");
+  ASSERT_EQ(gone.status, 200) << gone.message;
+  EXPECT_FALSE(find_item(gone.next, fleet_item::group, "h"));
+}
+
+TEST(fleet_edit, set_enabled_flips_only_the_flag) {
+  auto off = set_enabled(before, file, "b", false);
+  ASSERT_EQ(off.status, 200);
+  EXPECT_EQ(find_item(off.next, fleet_item::cluster, "b"),
+            R"({"enabled":false,"engine":"sqlite","maxRunningQueries":2})");
+  EXPECT_FALSE(off.config->find_cluster("b")->enabled);
+  EXPECT_EQ(set_enabled(before, file, "zz", true).status, 404);
+}
+
+TEST(fleet_edit, routing_keys_are_checked) {
+  EXPECT_EQ(put_routing(before, file, R"({"routes":[]})").status, 400);
+  EXPECT_EQ(put_routing(before, file, R"({"routers":{}})").status, 400);
+  EXPECT_EQ(put_routing(before, file, R"({"routingFallback":"nope"})").status, 400);
+  auto none = put_routing(before, file, R"({"routers":[],"routingFallback":null})");
+  EXPECT_EQ(none.status, 400) << "two groups need a fallback";
+  EXPECT_EQ(routing_json(before),
+            R"({"routers":[{"type":"header","headerName":"x-team","headerValueToGroup":{"h":"h"}}],"routingFallback":"g"})");
+}
+
+TEST(fleet_edit, trino_gateway_backends_map_onto_clusters_and_one_group) {
+  auto added = put_backend(before, file,
+                           R"({"name":"t","proxyTo":"postgres://u@db:5432/x","active":false,"routingGroup":"h"})",
+                           true);
+  ASSERT_EQ(added.status, 200) << added.message;
+  EXPECT_EQ(find_item(added.next, fleet_item::cluster, "t"),
+            R"({"enabled":false,"endpoint":"postgres://u@db:5432/x","engine":"postgres"})");
+  EXPECT_EQ(added.config->find_group("h")->members, (std::vector<std::string>{"b", "t"}));
+
+  auto moved = put_backend(before, file, R"({"name":"a","proxyTo":"duckdb:/tmp/x.db","routingGroup":"h"})",
+                           false);
+  ASSERT_EQ(moved.status, 200) << moved.message;
+  EXPECT_EQ(moved.config->find_group("g")->members, std::vector<std::string>{"b"});
+  EXPECT_EQ(moved.config->find_cluster("a")->database_path, "/tmp/x.db");
+
+  EXPECT_EQ(put_backend(before, file, R"({"name":"a","proxyTo":"duckdb:"})", true).status, 409);
+  EXPECT_EQ(put_backend(before, file, R"({"name":"t","proxyTo":"http://trino:8080","routingGroup":"g"})", true)
+              .status,
+            400);
+  EXPECT_EQ(put_backend(before, file, R"({"name":"t","proxyTo":"duckdb:"})", true).status, 400)
+    << "no group adhoc";
+
+  auto deleted = delete_backend(before, file, "a");
+  ASSERT_EQ(deleted.status, 200) << deleted.message;
+  EXPECT_EQ(deleted.config->find_group("g")->members, std::vector<std::string>{"b"});
+  EXPECT_EQ(delete_backend(before, file, "b").status, 409) << "h would have no members";
+  EXPECT_EQ(delete_backend(before, file, "zz").status, 404);
+}
