@@ -51,7 +51,34 @@ fleet_edit checked(fleet next, std::string_view yaml_text, int success, int fail
   return out;
 }
 
+/// Config items nest a few levels; a body that nests deeper is refused
+/// before parsing, since writing JSON back out recurses once per level.
+bool shallow(std::string_view body, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if ((c == '[' || c == '{') && ++depth > max_depth) {
+      return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
 std::optional<nlohmann::json> parse_object(std::string_view body, std::string& why) {
+  if (!shallow(body, 32)) {
+    why = "the body nests deeper than 32 levels";
+    return std::nullopt;
+  }
   auto doc = nlohmann::json::parse(body, nullptr, false);
   if (doc.is_discarded()) {
     why = "the body is not valid JSON";

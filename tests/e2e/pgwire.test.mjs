@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { startGateway, config, writeConfig } from './support/gateway.mjs';
+import { startGateway, config, writeConfig, waitFor } from './support/gateway.mjs';
 
 const PG_PORT = 23432;
 
@@ -255,7 +255,8 @@ test('while draining, new sessions get 57P03 and running queries finish', async 
   const c = client(ports.pg);
   await c.connect();
   const slow = c.query('SELECT sleep_ms(1500) AS s');
-  await sleep(300);
+  await waitFor(async () => (await gw.admin('/admin/queries/running')).body.length === 1,
+    { what: 'the slow query running' });
   gw.signal('SIGTERM');
   await sleep(200);
   const late = client(ports.pg);

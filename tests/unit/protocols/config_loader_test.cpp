@@ -359,3 +359,36 @@ clusterGroups: { g: { members: [a] } }
                                    "missing"))
     << all_problems(guarded);
 }
+
+TEST(config_loader, database_cache_and_reload_interval) {
+  auto defaults = load_from_string(minimal);
+  ASSERT_TRUE(defaults.config);
+  const auto& d = defaults.config->database_cache;
+  EXPECT_FALSE(d.enabled);
+  EXPECT_EQ(d.expire_after_write, std::chrono::hours(1));
+  EXPECT_EQ(d.refresh_after_write, std::chrono::seconds(5));
+  EXPECT_EQ(defaults.config->queryflux.config_reload_interval, std::chrono::seconds(30));
+
+  auto set = load_from_string(R"(
+queryflux: { configReloadIntervalSecs: 0 }
+databaseCache: { enabled: true, expireAfterWrite: null, refreshAfterWrite: 250ms }
+clusters: { d: { engine: duckDb } }
+clusterGroups: { g: { members: [d] } }
+)");
+  ASSERT_TRUE(set.config) << all_problems(set);
+  EXPECT_TRUE(set.config->database_cache.enabled);
+  EXPECT_FALSE(set.config->database_cache.expire_after_write);
+  EXPECT_EQ(set.config->database_cache.refresh_after_write, std::chrono::milliseconds(250));
+  EXPECT_EQ(set.config->queryflux.config_reload_interval, std::chrono::seconds(0));
+
+  auto bad = load_from_string(R"(
+databaseCache: { enabled: maybe, expireAfterWrite: soon, size: 3 }
+clusters: { d: { engine: duckDb } }
+clusterGroups: { g: { members: [d] } }
+)");
+  EXPECT_TRUE(has_problem(bad, "databaseCache.enabled: expected true or false")) << all_problems(bad);
+  EXPECT_TRUE(has_problem(bad, "databaseCache.expireAfterWrite: expected a duration such as "
+                               "500ms, 30s, 1m or 1h"))
+    << all_problems(bad);
+  EXPECT_TRUE(has_problem(bad, "databaseCache.size: unknown key")) << all_problems(bad);
+}
