@@ -5,8 +5,16 @@
 #include "engines/mysql_engine.hpp"
 #include "engines/postgres_engine.hpp"
 #include "engines/sqlite_engine.hpp"
+#include "engines/trino_engine.hpp"
 
 namespace qf::engines {
+
+void connection::probe(const std::string& health_check_query) {
+  auto cur = execute(health_check_query);
+  row_batch sink;
+  while (cur->fetch(sink, 256))
+    sink.cells.clear();
+}
 
 std::shared_ptr<database> open_database(const config::cluster& cfg) {
   switch (cfg.engine) {
@@ -18,6 +26,8 @@ std::shared_ptr<database> open_database(const config::cluster& cfg) {
       return open_postgres(cfg);
     case config::engine_kind::mysql:
       return open_mysql(cfg);
+    case config::engine_kind::trino:
+      return open_trino(cfg);
   }
   throw engine_error(error_kind::internal, "unknown engine");
 }

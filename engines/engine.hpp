@@ -78,6 +78,14 @@ protected:
 /// Values for $1, $2, ... in their text form; nullopt is NULL.
 using parameters = std::vector<std::optional<std::string>>;
 
+/// Who runs the statements, for engines that pass it on (Trino: the user
+/// and the client's other X-Trino-* headers).
+struct session_context {
+  std::string user;
+  /// Lowercased names.
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
 class connection {
 public:
   virtual ~connection() = default;
@@ -94,6 +102,15 @@ public:
 
   /// Stops the running statement. Safe to call from any thread.
   virtual void interrupt() = 0;
+
+  /// Who runs the next statements; engines without sessions ignore it.
+  virtual void set_session(const session_context&) {
+    // nop
+  }
+
+  /// A health check: runs the query and reads its rows. Engines with a
+  /// cheaper probe of their own (Trino: /v1/info) use that instead.
+  virtual void probe(const std::string& health_check_query);
 };
 
 class database {

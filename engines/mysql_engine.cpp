@@ -89,18 +89,6 @@ sql_type map_type(const MYSQL_FIELD& f) {
   }
 }
 
-/// An integer the server reads the same quoted or not; left bare so that
-/// LIMIT $1 works, which a quoted literal would not.
-bool is_plain_integer(const std::string& v) {
-  size_t i = v.size() > 1 && v[0] == '-' ? 1 : 0;
-  if (i >= v.size() || v.size() - i > 18 || (v[i] == '0' && v.size() - i > 1))
-    return false;
-  for (; i < v.size(); ++i)
-    if (v[i] < '0' || v[i] > '9')
-      return false;
-  return true;
-}
-
 class mysql_cursor : public cursor {
 public:
   mysql_cursor(MYSQL* conn, MYSQL_RES* res, std::function<void()> kill)
@@ -251,7 +239,7 @@ private:
         const auto& value = params[n - 1];
         if (!value)
           return "NULL";
-        if (is_plain_integer(*value))
+        if (sql::is_plain_integer(*value))
           return *value;
         std::string out(value->size() * 2 + 3, '\0');
         out[0] = '\'';

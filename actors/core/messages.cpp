@@ -45,8 +45,8 @@ std::optional<errc> code_of(const caf::error& err) {
 
 std::string message_of(const caf::error& err) {
   const auto& ctx = err.context();
-  if (ctx.match_elements<std::string>()
-      || ctx.match_elements<std::string, std::string>())
+  if (ctx.match_elements<std::string>() || ctx.match_elements<std::string, std::string>()
+      || ctx.match_elements<std::string, std::string, int32_t>())
     return ctx.get_as<std::string>(0);
   return caf::to_string(err);
 }

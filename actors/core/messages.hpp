@@ -114,6 +114,7 @@ struct statement_request {
   std::string sql;
   engines::parameters params;
   uint32_t max_rows = 4096; // of the first batch
+  engines::session_context session;
 };
 
 /// A transaction's backend connection and capacity slot, which a wire

@@ -46,6 +46,7 @@ caf::behavior connection_actor(caf::stateful_actor<connection_state>* self,
       auto& st = self->state;
       st.cursor.reset();
       return guarded([&] {
+        st.conn->set_session(req.session);
         st.cursor = st.conn->execute(req.sql, req.params);
         statement_result out{st.cursor->columns(),
                              next_batch(st, req.max_rows)};
@@ -77,10 +78,7 @@ caf::behavior health_checker(caf::stateful_actor<health_checker_state>* self,
         if (!st.conn)
           st.conn = st.db->connect();
         try {
-          auto cur = st.conn->execute(st.cfg.health_check_query);
-          row_batch sink;
-          while (cur->fetch(sink, 256))
-            sink.cells.clear();
+          st.conn->probe(st.cfg.health_check_query);
         } catch (...) {
           st.conn.reset(); // reconnect on the next check
           throw;

@@ -55,7 +55,7 @@ void abandon_pin(self_ptr self) {
     return;
   auto& pin = *st.pinned;
   caf::anon_send(pin.lease.actor, atom::execute::value,
-                 statement_request{"ROLLBACK", {}, 1});
+                 statement_request{"ROLLBACK", {}, 1, {}});
   if (!pin.cluster->give_back(pin.lease))
     caf::anon_send(pin.cluster->actor, atom::release::value, pin.lease, false);
   pin.cluster->release();

@@ -117,7 +117,7 @@ void return_connection(self_ptr self) {
   }
   if (st.rollback_on_return) // the connection actor runs it before the next
     caf::anon_send(st.lease->actor, atom::execute::value,
-                   statement_request{"ROLLBACK", {}, 1});
+                   statement_request{"ROLLBACK", {}, 1, {}});
   if (!st.cluster->give_back(*st.lease))
     self->send(st.cluster->actor, atom::release::value, std::move(*st.lease),
                false);
@@ -215,6 +215,16 @@ void fetch_more(self_ptr self) {
       });
 }
 
+/// What engines that take the client's session along (Trino) are told.
+engines::session_context session_of(const statement_spec& spec) {
+  engines::session_context out;
+  out.user = spec.session.user;
+  for (const auto& [name, value] : spec.session.headers)
+    if (name.rfind("x-trino-", 0) == 0 && name != "x-trino-user")
+      out.headers.emplace_back(name, value);
+  return out;
+}
+
 void execute(self_ptr self) {
   auto& state = self->state;
   state.ph = phase::running;
@@ -225,7 +235,7 @@ void execute(self_ptr self) {
   self
     ->request(state.lease->actor, caf::infinite, atom::execute::value,
               statement_request{state.spec.sql, state.spec.params,
-                                state.node->trino.max_page_rows})
+                                state.node->trino.max_page_rows, session_of(state.spec)})
     .then(
       [self](statement_result& r) {
         auto& st = self->state;

@@ -1,5 +1,7 @@
 #include "protocols/config/fleet_edit.hpp"
 
+#include "protocols/common/json_depth.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -51,31 +53,8 @@ fleet_edit checked(fleet next, std::string_view yaml_text, int success, int fail
   return out;
 }
 
-/// Config items nest a few levels; a body that nests deeper is refused
-/// before parsing, since writing JSON back out recurses once per level.
-bool shallow(std::string_view body, int max_depth) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < body.size(); ++i) {
-    char c = body[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if ((c == '[' || c == '{') && ++depth > max_depth) {
-      return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
-}
-
 std::optional<nlohmann::json> parse_object(std::string_view body, std::string& why) {
-  if (!shallow(body, 32)) {
+  if (!json_text::nests_within(body, 32)) {
     why = "the body nests deeper than 32 levels";
     return std::nullopt;
   }
@@ -194,6 +173,9 @@ bool endpoint_keys(const std::string& url, nlohmann::json& doc, std::string& why
   } else if (starts("mysql://")) {
     doc["engine"] = "mysql";
     doc["endpoint"] = url;
+  } else if (starts("http://")) {
+    doc["engine"] = "trino";
+    doc["endpoint"] = url;
   } else if (starts("duckdb:") || starts("sqlite:")) {
     doc["engine"] = starts("duckdb:") ? "duckDb" : "sqlite";
     auto path = url.substr(url.find(':') + 1);
@@ -201,7 +183,7 @@ bool endpoint_keys(const std::string& url, nlohmann::json& doc, std::string& why
       doc["databasePath"] = path;
   } else {
     why = "proxyTo: \"" + url + "\" names no engine this build runs "
-          "(postgres://, mysql://, duckdb:PATH or sqlite:PATH)";
+          "(http://, postgres://, mysql://, duckdb:PATH or sqlite:PATH)";
     return false;
   }
   return true;

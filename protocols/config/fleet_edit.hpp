@@ -43,8 +43,8 @@ fleet_edit set_enabled(const fleet& before, std::string_view yaml_text,
 fleet_edit put_routing(const fleet& before, std::string_view yaml_text, std::string_view body);
 
 /// Trino Gateway's backend add/update: {name, proxyTo, externalUrl,
-/// active, routingGroup}. proxyTo is the cluster's endpoint (postgres://,
-/// mysql://, duckdb:PATH, sqlite:PATH); the cluster becomes a member of
+/// active, routingGroup}. proxyTo is the cluster's endpoint (http:// for
+/// Trino, postgres://, mysql://, duckdb:PATH, sqlite:PATH); the cluster becomes a member of
 /// routingGroup (default "adhoc") and of no other group. `add` refuses an
 /// existing name (409); update adds a missing one, as Trino Gateway does.
 fleet_edit put_backend(const fleet& before, std::string_view yaml_text, std::string_view body,

@@ -301,6 +301,23 @@ void read_database_cache(walker& w, const YAML::Node& n, database_cache& out) {
   read_optional_duration(w, n, path, "refreshAfterWrite", out.refresh_after_write);
 }
 
+void read_cluster_auth(walker& w, const YAML::Node& n, const std::string& path,
+                       cluster_auth& out) {
+  if (!w.expect_map(n, path))
+    return;
+  w.check_keys(n, path, {"type", "username", "password", "token"});
+  w.read(n, path, "type", out.type);
+  w.read(n, path, "username", out.username);
+  w.read(n, path, "password", out.password);
+  w.read(n, path, "token", out.token);
+  if (out.type == "basic" && out.username.empty())
+    w.report(path + ".username", "missing for basic auth");
+  else if (out.type == "bearer" && out.token.empty())
+    w.report(path + ".token", "missing for bearer auth");
+  else if (out.type != "basic" && out.type != "bearer")
+    w.report(path + ".type", "expected basic or bearer");
+}
+
 void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
                   const std::string& path, cluster& out) {
   out.name = name;
@@ -309,7 +326,7 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
   w.check_keys(n, path,
                {"engine", "databasePath", "enabled", "maxRunningQueries",
                 "initSql", "healthCheckQuery", "endpoint", "host", "port",
-                "database", "user", "password", "poolSize"});
+                "database", "user", "password", "poolSize", "auth", "queryAuth"});
   std::string engine;
   w.read(n, path, "engine", engine);
   if (engine == "duckDb")
@@ -320,11 +337,13 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
     out.engine = engine_kind::postgres;
   else if (engine == "mysql")
     out.engine = engine_kind::mysql;
+  else if (engine == "trino")
+    out.engine = engine_kind::trino;
   else if (engine.empty())
-    w.report(path + ".engine", "missing (duckDb, sqlite, postgres or mysql)");
+    w.report(path + ".engine", "missing (duckDb, sqlite, postgres, mysql or trino)");
   else
     w.report(path + ".engine", "unknown engine \"" + engine
-                                 + "\" (duckDb, sqlite, postgres or mysql)");
+                                 + "\" (duckDb, sqlite, postgres, mysql or trino)");
   w.read(n, path, "endpoint", out.endpoint);
   w.read(n, path, "host", out.host);
   w.read_port(n, path, out.port);
@@ -349,6 +368,22 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
       w.report(path + ".endpoint", "missing: a mysql:// URL or host");
     if (!out.endpoint.empty() && out.endpoint.rfind("mysql://", 0) != 0)
       w.report(path + ".endpoint", "expected a mysql:// URL");
+  }
+  if (out.engine == engine_kind::trino) {
+    if (out.endpoint.rfind("http://", 0) != 0)
+      w.report(path + ".endpoint", out.endpoint.empty() ? "missing: the cluster's http:// URL"
+                                                        : "expected an http:// URL");
+  }
+  if (auto a = n["auth"]; a && !a.IsNull())
+    read_cluster_auth(w, a, path + ".auth", out.auth);
+  if (auto q = n["queryAuth"]; q && !q.IsNull() && w.expect_map(q, path + ".queryAuth")) {
+    w.check_keys(q, path + ".queryAuth", {"type"});
+    w.read(q, path + ".queryAuth", "type", out.query_auth);
+    if (out.query_auth != "serviceAccount" && out.query_auth != "impersonate")
+      w.report(path + ".queryAuth.type", "expected serviceAccount or impersonate (passthrough "
+                                         "and tokenExchange are not built yet)");
+    else if (out.engine != engine_kind::trino && out.query_auth != "serviceAccount")
+      w.report(path + ".queryAuth.type", "only trino clusters impersonate");
   }
   w.read(n, path, "databasePath", out.database_path);
   w.read(n, path, "enabled", out.enabled);

@@ -35,6 +35,8 @@ std::string_view to_string(engine_kind e) {
       return "postgres";
     case engine_kind::mysql:
       return "mysql";
+    case engine_kind::trino:
+      return "trino";
   }
   return "unknown";
 }

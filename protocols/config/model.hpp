@@ -44,7 +44,17 @@ struct admin_api {
   std::string password = "admin";
 };
 
-enum class engine_kind { duck_db, sqlite, postgres, mysql };
+enum class engine_kind { duck_db, sqlite, postgres, mysql, trino };
+
+/// How QueryFlux signs in to a Trino cluster: none, basic or bearer.
+struct cluster_auth {
+  std::string type; // "", "basic", "bearer"
+  std::string username;
+  std::string password;
+  std::string token;
+
+  bool operator==(const cluster_auth&) const = default;
+};
 
 std::string_view to_string(engine_kind e);
 
@@ -60,7 +70,7 @@ struct cluster {
   std::vector<std::string> init_sql;
   std::string health_check_query = "SELECT 1";
   // Server engines (postgres, mysql): a URL, or the fields one by one.
-  std::string endpoint; // postgres:// or mysql://user:password@host:port/database
+  std::string endpoint; // postgres:// or mysql://user:password@host:port/database; trino: http://
   std::string host;
   uint16_t port = 0;
   std::string database;
@@ -68,6 +78,12 @@ struct cluster {
   std::string password;
   /// Idle backend connections kept for reuse (default: the cluster limit).
   std::optional<uint32_t> pool_size;
+  /// Trino: endpoint is http://host:port, signed in to with this.
+  cluster_auth auth;
+  /// Trino: whose name queries run under. serviceAccount: auth's user
+  /// (the client's when auth names none); impersonate: the client's, which
+  /// the cluster must allow auth's user to impersonate.
+  std::string query_auth = "serviceAccount";
 
   bool operator==(const cluster&) const = default;
 };

@@ -100,8 +100,22 @@ uint32_t type_oid(const sql_type& t) {
   return 25;
 }
 
+/// PostgreSQL prints fractional seconds without trailing zeros
+/// ("12:00:00.123", "12:00:00"); engines such as Trino pad them.
+std::string trimmed_fraction(std::string v) {
+  auto dot = v.rfind('.');
+  if (dot == std::string::npos || v.find_first_not_of("0123456789", dot + 1) != std::string::npos)
+    return v;
+  auto last = v.find_last_not_of('0');
+  v.resize(last == dot ? dot : last + 1);
+  return v;
+}
+
 std::string text_value(const sql_type& t, const std::string& v) {
   switch (t.id) {
+    case type_id::time:
+    case type_id::timestamp:
+      return trimmed_fraction(v);
     case type_id::boolean:
       return v == "true" || v == "t" || v == "1" ? "t" : "f";
     case type_id::varbinary: {
@@ -115,7 +129,7 @@ std::string text_value(const sql_type& t, const std::string& v) {
       return out;
     }
     case type_id::timestamp_tz:
-      return v + "+00";
+      return trimmed_fraction(v) + "+00";
     default:
       return v;
   }

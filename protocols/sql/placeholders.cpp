@@ -86,4 +86,14 @@ size_t count_question_marks(std::string_view statement) {
   return count;
 }
 
+bool is_plain_integer(std::string_view v) {
+  size_t i = v.size() > 1 && v[0] == '-' ? 1 : 0;
+  if (i >= v.size() || v.size() - i > 18 || (v[i] == '0' && v.size() - i > 1))
+    return false;
+  for (; i < v.size(); ++i)
+    if (v[i] < '0' || v[i] > '9')
+      return false;
+  return true;
+}
+
 } // namespace qf::sql

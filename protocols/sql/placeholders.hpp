@@ -21,6 +21,10 @@ std::string replace_placeholders(std::string_view statement,
                                  placeholder_style style,
                                  const std::function<std::string(size_t)>& replace);
 
+/// An integer a server reads the same quoted or not; engines that splice
+/// parameters in leave it bare, so that LIMIT $1 works.
+bool is_plain_integer(std::string_view v);
+
 /// How many `?` placeholders a MySQL statement has.
 size_t count_question_marks(std::string_view statement);
 

@@ -156,7 +156,7 @@ routingFallback: missing
     << all_problems(r);
   EXPECT_TRUE(has_problem(
     r, "clusters.odd.engine: unknown engine \"oracle\" (duckDb, sqlite, "
-       "postgres or mysql)"))
+       "postgres, mysql or trino)"))
     << all_problems(r);
   EXPECT_TRUE(has_problem(r, "clusterGroups.bi.members[1]: unknown cluster \"x\""))
     << all_problems(r);
@@ -391,4 +391,37 @@ clusterGroups: { g: { members: [d] } }
                                "500ms, 30s, 1m or 1h"))
     << all_problems(bad);
   EXPECT_TRUE(has_problem(bad, "databaseCache.size: unknown key")) << all_problems(bad);
+}
+
+TEST(config_loader, trino_clusters_need_an_http_endpoint_and_take_auth) {
+  auto ok = load_from_string(R"(
+queryflux: {}
+clusters:
+  t: { engine: trino, endpoint: "http://trino:8080", auth: { type: basic, username: qf, password: x },
+       queryAuth: { type: impersonate } }
+clusterGroups: { g: { members: [t] } }
+)");
+  ASSERT_TRUE(ok.config) << all_problems(ok);
+  const auto& t = ok.config->clusters[0];
+  EXPECT_EQ(t.engine, engine_kind::trino);
+  EXPECT_EQ(t.auth.type, "basic");
+  EXPECT_EQ(t.auth.username, "qf");
+  EXPECT_EQ(t.query_auth, "impersonate");
+  auto bad = load_from_string(R"(
+queryflux: {}
+clusters:
+  a: { engine: trino, endpoint: "https://trino:8443", auth: { type: bearer } }
+  b: { engine: trino, auth: { type: kerberos }, queryAuth: { type: passthrough } }
+  c: { engine: duckDb, queryAuth: { type: impersonate } }
+clusterGroups: { g: { members: [a, b, c] } }
+)");
+  for (const char* p : {"clusters.a.endpoint: expected an http:// URL",
+                        "clusters.a.auth.token: missing for bearer auth",
+                        "clusters.b.endpoint: missing: the cluster's http:// URL",
+                        "clusters.b.auth.type: expected basic or bearer",
+                        "clusters.c.queryAuth.type: only trino clusters impersonate"})
+    EXPECT_TRUE(has_problem(bad, p)) << p << "\n" << all_problems(bad);
+  EXPECT_TRUE(std::any_of(bad.problems.begin(), bad.problems.end(), [](const std::string& p) {
+    return p.rfind("clusters.b.queryAuth.type: expected serviceAccount or impersonate", 0) == 0;
+  })) << all_problems(bad);
 }

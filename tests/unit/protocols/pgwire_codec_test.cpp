@@ -328,6 +328,13 @@ TEST(pgwire_backend, text_values_follow_postgres_spelling) {
   EXPECT_EQ(text_value({type_id::boolean}, "false"), "f");
   EXPECT_EQ(text_value({type_id::varbinary}, std::string("\x00\xab", 2)),
             "\\x00ab");
+  EXPECT_EQ(text_value({type_id::timestamp, 6}, "2024-02-29 12:00:00.123000"),
+            "2024-02-29 12:00:00.123");
+  EXPECT_EQ(text_value({type_id::timestamp, 3}, "2024-02-29 12:00:00.000"), "2024-02-29 12:00:00");
+  EXPECT_EQ(text_value({type_id::time, 6}, "23:59:59.500000"), "23:59:59.5");
+  EXPECT_EQ(text_value({type_id::timestamp_tz, 3}, "2024-02-29 12:00:00.100"),
+            "2024-02-29 12:00:00.1+00");
+  EXPECT_EQ(text_value({type_id::timestamp, 0}, "2024-02-29 12:00:00"), "2024-02-29 12:00:00");
   EXPECT_EQ(type_oid({type_id::decimal, 10, 2}), 1700u);
   EXPECT_EQ(type_oid({type_id::timestamp_tz, 6}), 1184u);
   EXPECT_EQ(type_oid({type_id::uuid}), 2950u);

@@ -1,0 +1,55 @@
+// A blocking HTTP/1.1 client for engines that speak HTTP (Trino): one kept
+// connection, a timeout per request, and interrupt() from another thread.
+// Beast stays behind the pimpl, in http_client.cpp only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace qf::engines {
+
+struct http_url {
+  std::string host;
+  uint16_t port = 80;
+  std::string target = "/"; // path and query
+};
+
+/// Reads http://host[:port][/path]; nullopt for anything else.
+std::optional<http_url> parse_http_url(std::string_view url);
+
+using http_headers = std::vector<std::pair<std::string, std::string>>;
+
+struct http_response {
+  int status = 0;
+  std::string body;
+};
+
+class http_client {
+public:
+  explicit http_client(std::chrono::milliseconds timeout);
+  ~http_client();
+
+  http_client(const http_client&) = delete;
+  http_client& operator=(const http_client&) = delete;
+
+  /// Sends one request, reusing the connection to the same host and port;
+  /// a kept connection the server closed meanwhile is opened again once.
+  /// Throws std::runtime_error on network failure, timeout or interrupt.
+  http_response send(std::string_view method, const http_url& url, const http_headers& headers,
+                     std::string body = {});
+
+  /// Ends the request in progress (it throws); safe from any thread.
+  void interrupt();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace qf::engines

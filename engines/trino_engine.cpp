@@ -1,0 +1,322 @@
+#include "engines/trino_engine.hpp"
+
+#include "engines/http_client.hpp"
+#include "protocols/common/json_depth.hpp"
+#include "protocols/common/json_writer.hpp"
+#include "protocols/sql/placeholders.hpp"
+#include "protocols/trino/backend_results.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <thread>
+
+namespace qf::engines {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+engine_error failure_of(const trino::backend_error& e) {
+  auto kind = e.error_name == "SYNTAX_ERROR"    ? error_kind::syntax
+              : e.error_name == "USER_CANCELED" ? error_kind::cancelled
+              : e.error_type == "USER_ERROR"    ? error_kind::user
+                                                : error_kind::internal;
+  return engine_error(kind, e.message);
+}
+
+/// Trino asks clients to retry these (a coordinator busy or restarting).
+bool retryable(int status) {
+  return status == 502 || status == 503 || status == 504;
+}
+
+std::string quoted(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) {
+    out += c;
+    if (c == '\'')
+      out += '\'';
+  }
+  return out + "'";
+}
+
+class trino_connection;
+
+class trino_cursor : public cursor {
+public:
+  trino_cursor(trino_connection& conn, trino::backend_page first) : conn_(conn) {
+    absorb(std::move(first));
+  }
+
+  ~trino_cursor() override;
+
+  /// Follows nextUri until the cluster names the columns (or is done).
+  void await_columns();
+
+  bool fetch(row_batch& out, size_t max_rows) override;
+
+private:
+  void absorb(trino::backend_page page);
+
+  trino_connection& conn_;
+  bool columns_known_ = false;
+  std::string next_uri_;
+  row_batch pending_;
+  size_t taken_ = 0; // rows of pending_ already handed out
+};
+
+class trino_connection : public connection {
+public:
+  /// `service_user`: who queries run as, or "" for the client's name.
+  trino_connection(http_url base, std::string authorization, std::string service_user)
+    : base_(std::move(base)),
+      authorization_(std::move(authorization)),
+      service_user_(std::move(service_user)) {
+    // nop
+  }
+
+  std::unique_ptr<cursor> execute(const std::string& sql, const parameters& params) override {
+    cancelled_ = false;
+    auto statement = base_;
+    statement.target = "/v1/statement";
+    auto res = send("POST", statement, params.empty() ? sql : with_literals(sql, params));
+    auto cur = std::make_unique<trino_cursor>(*this, parse(res.body, nullptr));
+    cur->await_columns();
+    return cur;
+  }
+
+  void interrupt() override {
+    cancelled_ = true;
+    client_.interrupt();
+  }
+
+  void set_session(const session_context& session) override {
+    session_ = session;
+  }
+
+  void probe(const std::string&) override {
+    auto info = base_;
+    info.target = "/v1/info";
+    auto res = send("GET", info, {});
+    if (!json_text::nests_within(res.body, 16))
+      throw engine_error(error_kind::internal, "/v1/info: not a server info document");
+    auto doc = nlohmann::json::parse(res.body, nullptr, false);
+    if (!doc.is_object())
+      throw engine_error(error_kind::internal, "/v1/info: not a server info document");
+    if (doc.value("starting", false))
+      throw engine_error(error_kind::internal, "the Trino cluster is still starting");
+  }
+
+  /// One nextUri page; `columns` are those known so far.
+  trino::backend_page follow(const std::string& uri, const std::vector<column>* columns) {
+    auto url = parse_http_url(uri);
+    if (!url)
+      throw engine_error(error_kind::internal, "the Trino cluster sent a nextUri QueryFlux "
+                                               "cannot follow: " + uri);
+    return parse(send("GET", *url, {}).body, columns);
+  }
+
+  /// Cancels the query upstream; best effort, it may have ended anyway.
+  void cancel_upstream(const std::string& uri) noexcept {
+    try {
+      if (auto url = parse_http_url(uri))
+        client_.send("DELETE", *url, headers());
+    } catch (...) {
+      // the cluster forgets an abandoned query on its own
+    }
+  }
+
+  bool cancelled() const {
+    return cancelled_.load();
+  }
+
+private:
+  http_headers headers() const {
+    http_headers h;
+    auto user = !service_user_.empty() ? service_user_
+                : !session_.user.empty()  ? session_.user
+                                          : std::string{"queryflux"};
+    h.emplace_back("X-Trino-User", user);
+    for (const auto& header : session_.headers)
+      h.push_back(header);
+    if (!authorization_.empty())
+      h.emplace_back("Authorization", authorization_);
+    return h;
+  }
+
+  http_response send(std::string_view method, const http_url& url, std::string body) {
+    for (int attempt = 0;; ++attempt) {
+      http_response res;
+      try {
+        res = client_.send(method, url, headers(), body);
+      } catch (const std::exception& e) {
+        if (cancelled_)
+          throw engine_error(error_kind::cancelled, "Query was canceled");
+        throw engine_error(error_kind::internal,
+                           std::string{"the Trino cluster cannot be reached: "} + e.what());
+      }
+      if (res.status == 200 || res.status == 204)
+        return res;
+      if (retryable(res.status) && attempt < 20 && !cancelled_) {
+        std::this_thread::sleep_for(std::min(50ms * (attempt + 1), 500ms));
+        continue;
+      }
+      if (res.status == 401 || res.status == 403)
+        throw engine_error(error_kind::user, "the Trino cluster refused QueryFlux's credentials (HTTP "
+                                               + std::to_string(res.status) + ")");
+      // A Trino error document comes with some failures; use its message.
+      try {
+        if (auto page = parse(res.body, nullptr); page.error)
+          throw failure_of(*page.error);
+      } catch (const engine_error&) {
+        throw;
+      } catch (...) {
+        // not a QueryResults document
+      }
+      throw engine_error(error_kind::internal, std::string{method} + " " + url.target
+                                                 + ": the Trino cluster answered HTTP "
+                                                 + std::to_string(res.status));
+    }
+  }
+
+  static trino::backend_page parse(const std::string& body, const std::vector<column>* columns) {
+    try {
+      return trino::parse_backend_page(body, columns);
+    } catch (const std::invalid_argument& e) {
+      throw engine_error(error_kind::internal,
+                         std::string{"the Trino cluster sent a response QueryFlux cannot read: "}
+                           + e.what());
+    }
+  }
+
+  std::string with_literals(const std::string& sql, const parameters& params) {
+    return sql::replace_placeholders(sql, sql::placeholder_style::dollar,
+                                     [&](size_t n) -> std::string {
+                                       if (n == 0 || n > params.size())
+                                         throw engine_error(error_kind::user,
+                                                            "there is no parameter $"
+                                                              + std::to_string(n));
+                                       const auto& value = params[n - 1];
+                                       if (!value)
+                                         return "NULL";
+                                       return sql::is_plain_integer(*value) ? *value
+                                                                            : quoted(*value);
+                                     });
+  }
+
+  http_url base_;
+  std::string authorization_;
+  std::string service_user_;
+  session_context session_;
+  // A Trino poll may wait up to a few seconds on the server's side.
+  http_client client_{std::chrono::seconds(120)};
+  std::atomic<bool> cancelled_{false};
+};
+
+trino_cursor::~trino_cursor() {
+  if (!next_uri_.empty()) // abandoned before the end: free the cluster
+    conn_.cancel_upstream(next_uri_);
+}
+
+void trino_cursor::absorb(trino::backend_page page) {
+  next_uri_ = std::move(page.next_uri);
+  if (page.error) {
+    next_uri_.clear(); // a failed query has nothing left upstream
+    throw failure_of(*page.error);
+  }
+  if (page.columns && !columns_known_) {
+    columns_ = std::move(*page.columns);
+    columns_known_ = true;
+  }
+  if (page.update_count >= 0)
+    affected_ = page.update_count;
+  if (page.rows.rows() > 0) {
+    if (taken_ > 0) { // drop what was handed out before appending
+      pending_.cells.erase(pending_.cells.begin(),
+                           pending_.cells.begin()
+                             + static_cast<std::ptrdiff_t>(taken_ * pending_.width));
+      taken_ = 0;
+    }
+    pending_.width = page.rows.width;
+    pending_.cells.insert(pending_.cells.end(), std::make_move_iterator(page.rows.cells.begin()),
+                          std::make_move_iterator(page.rows.cells.end()));
+  }
+}
+
+void trino_cursor::await_columns() {
+  while (!columns_known_ && !next_uri_.empty()) {
+    if (conn_.cancelled())
+      break;
+    absorb(conn_.follow(next_uri_, nullptr));
+  }
+  if (conn_.cancelled()) {
+    conn_.cancel_upstream(next_uri_);
+    next_uri_.clear();
+    throw engine_error(error_kind::cancelled, "Query was canceled");
+  }
+}
+
+bool trino_cursor::fetch(row_batch& out, size_t max_rows) {
+  out.width = columns_.size();
+  for (;;) {
+    if (conn_.cancelled()) {
+      conn_.cancel_upstream(next_uri_);
+      next_uri_.clear();
+      throw engine_error(error_kind::cancelled, "Query was canceled");
+    }
+    size_t available = pending_.rows() - taken_;
+    size_t n = std::min(available, max_rows - out.rows());
+    if (n > 0) {
+      auto first = pending_.cells.begin() + static_cast<std::ptrdiff_t>(taken_ * pending_.width);
+      out.cells.insert(out.cells.end(), std::make_move_iterator(first),
+                       std::make_move_iterator(first
+                                               + static_cast<std::ptrdiff_t>(n * pending_.width)));
+      taken_ += n;
+    }
+    if (out.width == 0 || out.rows() >= max_rows || next_uri_.empty())
+      break;
+    absorb(conn_.follow(next_uri_, &columns_));
+  }
+  if (out.width == 0) // no columns: nothing to stream, but follow to the end
+    while (!next_uri_.empty())
+      absorb(conn_.follow(next_uri_, &columns_));
+  return taken_ < pending_.rows() || !next_uri_.empty();
+}
+
+class trino_database : public database {
+public:
+  explicit trino_database(const config::cluster& cfg) {
+    auto url = parse_http_url(cfg.endpoint);
+    if (!url)
+      throw engine_error(error_kind::internal, "a Trino endpoint must be an http:// URL");
+    base_ = *url;
+    if (cfg.auth.type == "basic")
+      authorization_ = "Basic " + json_text::base64_encode(cfg.auth.username + ":"
+                                                           + cfg.auth.password);
+    else if (cfg.auth.type == "bearer")
+      authorization_ = "Bearer " + cfg.auth.token;
+    if (cfg.query_auth == "serviceAccount")
+      service_user_ = cfg.auth.username;
+  }
+
+  std::unique_ptr<connection> connect() override {
+    return std::make_unique<trino_connection>(base_, authorization_, service_user_);
+  }
+
+  std::string_view engine_type() const override {
+    return "trino";
+  }
+
+private:
+  http_url base_;
+  std::string authorization_;
+  std::string service_user_;
+};
+
+} // namespace
+
+std::shared_ptr<database> open_trino(const config::cluster& cfg) {
+  return std::make_shared<trino_database>(cfg);
+}
+
+} // namespace qf::engines
