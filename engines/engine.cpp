@@ -9,11 +9,12 @@
 
 namespace qf::engines {
 
-void connection::probe(const std::string& health_check_query) {
+std::optional<uint32_t> connection::probe(const std::string& health_check_query) {
   auto cur = execute(health_check_query);
   row_batch sink;
   while (cur->fetch(sink, 256))
     sink.cells.clear();
+  return std::nullopt;
 }
 
 std::shared_ptr<database> open_database(const config::cluster& cfg) {

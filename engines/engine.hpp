@@ -109,8 +109,10 @@ public:
   }
 
   /// A health check: runs the query and reads its rows. Engines with a
-  /// cheaper probe of their own (Trino: /v1/info) use that instead.
-  virtual void probe(const std::string& health_check_query);
+  /// cheaper probe of their own (Trino: /v1/info) use that instead, and
+  /// return the queries the cluster says it runs or queues (its other
+  /// clients' too), which leastLoaded weighs; nullopt when unknown.
+  virtual std::optional<uint32_t> probe(const std::string& health_check_query);
 };
 
 class database {

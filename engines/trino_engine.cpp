@@ -94,17 +94,35 @@ public:
     session_ = session;
   }
 
-  void probe(const std::string&) override {
+  std::optional<uint32_t> probe(const std::string&) override {
     auto info = base_;
     info.target = "/v1/info";
-    auto res = send("GET", info, {});
-    if (!json_text::nests_within(res.body, 16))
-      throw engine_error(error_kind::internal, "/v1/info: not a server info document");
-    auto doc = nlohmann::json::parse(res.body, nullptr, false);
+    auto doc = json_of(send("GET", info, {}).body, 16);
     if (!doc.is_object())
       throw engine_error(error_kind::internal, "/v1/info: not a server info document");
     if (doc.value("starting", false))
       throw engine_error(error_kind::internal, "the Trino cluster is still starting");
+    return load();
+  }
+
+  /// Queries the cluster runs or queues, from GET /v1/query; nullopt when
+  /// it does not say (an older cluster, or credentials without the right).
+  std::optional<uint32_t> load() {
+    auto list = base_;
+    list.target = "/v1/query";
+    try {
+      auto doc = json_of(send("GET", list, {}).body, 32);
+      if (!doc.is_array())
+        return std::nullopt;
+      uint32_t n = 0;
+      for (const auto& q : doc) {
+        auto state = q.is_object() ? q.value("state", std::string{}) : std::string{};
+        n += state != "FINISHED" && state != "FAILED" && !state.empty();
+      }
+      return n;
+    } catch (const engine_error&) {
+      return std::nullopt;
+    }
   }
 
   /// One nextUri page; `columns` are those known so far.
@@ -177,6 +195,12 @@ private:
                                                  + ": the Trino cluster answered HTTP "
                                                  + std::to_string(res.status));
     }
+  }
+
+  static nlohmann::json json_of(const std::string& body, int max_depth) {
+    if (!json_text::nests_within(body, max_depth))
+      return nullptr;
+    return nlohmann::json::parse(body, nullptr, false);
   }
 
   static trino::backend_page parse(const std::string& body, const std::vector<column>* columns) {

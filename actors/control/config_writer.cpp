@@ -71,7 +71,7 @@ std::string answer_body(const fleet_request& r, const config::fleet& next) {
     case fleet_request::op::put_routing:
       return config::routing_json(next);
     default:
-      return item_json(r.name, config::find_item(next, r.kind, r.name).value_or("{}"));
+      return config::shown_item(r.name, config::find_item(next, r.kind, r.name).value_or("{}"));
   }
 }
 
@@ -209,16 +209,6 @@ void reload(caf::event_based_actor* self, writer_state& st) {
 }
 
 } // namespace
-
-std::string item_json(const std::string& name, const std::string& stored) {
-  auto doc = nlohmann::json::parse(stored, nullptr, false);
-  nlohmann::ordered_json out;
-  out["name"] = name;
-  if (doc.is_object())
-    for (auto& [k, v] : doc.items())
-      out[k] = v;
-  return out.dump();
-}
 
 caf::behavior config_writer(caf::event_based_actor* self, config_writer_settings settings) {
   auto st = std::make_shared<writer_state>();

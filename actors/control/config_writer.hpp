@@ -50,14 +50,11 @@ struct config_writer_settings {
 
 /// Handlers:
 /// - (update, fleet_request, admin_respond): answers 200 or 201 with the
-///   item's JSON ({"name": ..., ...}; for routing the routing document,
+///   item as shown (config::shown_item; for routing the routing document,
 ///   for a delete {"deleted": name}), or 400, 404, 409 (nothing changed),
 ///   500 (the node did not take it; undone), 503 (no database);
 /// - (reload): INTERNAL, the background re-read.
 caf::behavior config_writer(caf::event_based_actor* self, config_writer_settings settings);
-
-/// The body of an item's answer: its stored JSON with its name first.
-std::string item_json(const std::string& name, const std::string& stored);
 
 } // namespace qf
 

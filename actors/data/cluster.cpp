@@ -56,6 +56,7 @@ void run_check(self_ptr self) {
         if (generation != self->state.generation)
           return; // deactivated (or reactivated) meanwhile
         self->state.db = std::move(ok.db);
+        self->state.shared->reported_load.store(ok.reported_load.value_or(0));
         set_health(self, health::healthy);
         schedule_check(self);
       },
@@ -134,7 +135,11 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
       st.shared->enabled.store(on);
       ++st.generation;
       spdlog::info("cluster {}: {}", st.cfg.name, on ? "activated" : "deactivated");
-      set_health(self, on ? health::pending : health::unknown);
+      auto next = on ? health::pending : health::unknown;
+      set_health(self, next);
+      // The node may have moved the shared status already; the metric
+      // follows here either way.
+      st.stats->cluster_health(st.cfg.name, std::string{to_string(next)});
       if (on)
         self->send(self, atom::check::value, st.generation);
     },

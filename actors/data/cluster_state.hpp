@@ -7,6 +7,7 @@
 
 #include <caf/actor.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <optional>
@@ -46,6 +47,15 @@ struct cluster_state {
   const uint32_t pool_size;
   std::atomic<bool> enabled;
   std::atomic<health> status;
+  /// Queries the cluster itself reported at its last check (Trino counts
+  /// its other clients' too); 0 when it does not say.
+  std::atomic<uint32_t> reported_load{0};
+
+  /// What leastLoaded weighs: our queries there, or what the cluster
+  /// reported, whichever is more.
+  uint32_t load() const {
+    return std::max(running(), reported_load.load());
+  }
 
   /// Queries holding a slot, shared with an updated successor.
   uint32_t running() const {

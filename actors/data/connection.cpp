@@ -78,12 +78,11 @@ caf::behavior health_checker(caf::stateful_actor<health_checker_state>* self,
         if (!st.conn)
           st.conn = st.db->connect();
         try {
-          st.conn->probe(st.cfg.health_check_query);
+          return health_ok{st.db, st.conn->probe(st.cfg.health_check_query)};
         } catch (...) {
           st.conn.reset(); // reconnect on the next check
           throw;
         }
-        return health_ok{st.db};
       });
     },
   };

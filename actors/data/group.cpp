@@ -18,8 +18,7 @@ std::shared_ptr<cluster_state> try_place(group_state& st) {
   std::vector<routing::member_view> views;
   views.reserve(st.members.size());
   for (const auto& m : st.members)
-    views.push_back({m->routable() && m->running() < m->limit,
-                     m->running()});
+    views.push_back({m->routable() && m->running() < m->limit, m->load()});
   // A slot can vanish to another group between the look and the take.
   for (size_t attempt = 0; attempt < views.size(); ++attempt) {
     auto chosen = routing::pick(st.cfg.strategy, views, st.strategy);

@@ -63,8 +63,10 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
     if (old && was && old->limit == limit && same_but_enabled(*was, c)) {
       next->clusters.emplace(c.name, old);
       if (was->enabled != c.enabled) {
-        if (!c.enabled)
-          old->enabled.store(false); // out of routing before this returns
+        // The health cache moves before this returns (the spec's table);
+        // the cluster actor then checks, or stops checking.
+        old->enabled.store(c.enabled);
+        old->status.store(c.enabled ? health::pending : health::unknown);
         activations.push_back({old->actor, c.enabled});
       }
       continue;

@@ -289,7 +289,7 @@ private:
       for (const auto& [name, json] : items) {
         if (out.size() > 1)
           out += ',';
-        out += item_json(name, json);
+        out += config::shown_item(name, json);
       }
       return respond(json_ok(out + "]"));
     }
@@ -312,7 +312,7 @@ private:
       if (!json)
         return respond(http::error_response(404, "no " + seg[2].substr(0, seg[2].size() - 1)
                                                    + " named " + r.name));
-      return respond(json_ok(item_json(r.name, *json)));
+      return respond(json_ok(config::shown_item(r.name, *json)));
     }
     if (m == "PUT") {
       r.what = fleet_request::op::put;

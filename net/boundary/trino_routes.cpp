@@ -67,6 +67,11 @@ public:
     }
     if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "info" && m == "GET")
       return respond(server_info());
+    if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "query" && m == "GET") {
+      if (!authenticated(trino::parse_client_session(req.headers)))
+        return respond(http::error_response(401, "credentials required"));
+      return respond(query_list());
+    }
     respond(http::error_response(404, "no such resource: " + req.target));
   }
 
@@ -172,6 +177,33 @@ private:
                "\"starting\":";
     res.body += node_->ready() ? "false" : "true";
     res.body += ",\"uptime\":\"0s\"}";
+    return res;
+  }
+
+  /// GET /v1/query: Trino's BasicQueryInfo of the queued and running
+  /// statements of every frontend, which a gateway in front of this one
+  /// weighs for leastLoaded.
+  http::response query_list() const {
+    http::response res;
+    res.body = "[";
+    for (const auto* registry : {node_->queries.get(), node_->wire_statements.get()})
+      for (const auto& q : registry->all()) {
+        if (!q.summary || (q.live && q.live->finished.load()))
+          continue;
+        const auto& s = *q.summary;
+        if (res.body.size() > 1)
+          res.body += ',';
+        res.body += "{\"queryId\":";
+        json_text::append_string(res.body, s.id);
+        res.body += ",\"state\":";
+        json_text::append_string(res.body, s.now().state);
+        res.body += ",\"query\":";
+        json_text::append_string(res.body, s.sql_preview);
+        res.body += ",\"session\":{\"user\":";
+        json_text::append_string(res.body, s.user);
+        res.body += "}}";
+      }
+    res.body += ']';
     return res;
   }
 

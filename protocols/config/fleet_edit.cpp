@@ -70,7 +70,66 @@ std::optional<nlohmann::json> parse_object(std::string_view body, std::string& w
   return doc;
 }
 
+bool secret_key(const std::string& key) {
+  return key == "password" || key == "token";
+}
+
+/// postgres://user:secret@host -> postgres://user:********@host
+std::string masked_url(const std::string& url) {
+  auto start = url.find("://");
+  auto at = url.find('@');
+  if (start == std::string::npos || at == std::string::npos || at < start)
+    return url;
+  auto colon = url.find(':', start + 3);
+  if (colon == std::string::npos || colon > at)
+    return url;
+  return url.substr(0, colon + 1) + std::string{secret_mask} + url.substr(at);
+}
+
+void mask(nlohmann::json& doc) {
+  if (!doc.is_object())
+    return;
+  for (auto& [key, value] : doc.items()) {
+    if (secret_key(key) && value.is_string())
+      value = secret_mask;
+    else if (key == "endpoint" && value.is_string())
+      value = masked_url(value.get<std::string>());
+    else
+      mask(value);
+  }
+}
+
+/// Puts the stored secrets back where a body sent their masks.
+void unmask(nlohmann::json& doc, const nlohmann::json& stored) {
+  if (!doc.is_object() || !stored.is_object())
+    return;
+  for (auto& [key, value] : doc.items()) {
+    auto old = stored.find(key);
+    if (old == stored.end())
+      continue;
+    if (secret_key(key) && value.is_string() && value.get<std::string>() == secret_mask)
+      value = *old;
+    else if (key == "endpoint" && value.is_string() && old->is_string()
+             && value.get<std::string>() == masked_url(old->get<std::string>()))
+      value = *old;
+    else
+      unmask(value, *old);
+  }
+}
+
 } // namespace
+
+std::string shown_item(const std::string& name, const std::string& stored) {
+  auto doc = nlohmann::json::parse(stored, nullptr, false);
+  nlohmann::ordered_json out;
+  out["name"] = name;
+  if (doc.is_object()) {
+    mask(doc);
+    for (auto& [k, v] : doc.items())
+      out[k] = v;
+  }
+  return out.dump();
+}
 
 std::optional<std::string> find_item(const fleet& f, fleet_item kind, std::string_view name) {
   for (const auto& [n, json] : items_of(f, kind))
@@ -96,6 +155,8 @@ fleet_edit put_item(const fleet& before, std::string_view yaml_text, fleet_item 
   auto& list = items_of(next, kind);
   auto it = std::find_if(list.begin(), list.end(), [&](const auto& i) { return i.first == name; });
   bool created = it == list.end();
+  if (!created)
+    unmask(*doc, nlohmann::json::parse(it->second, nullptr, false));
   if (created)
     list.emplace_back(name, doc->dump());
   else

@@ -54,6 +54,14 @@ fleet_edit put_backend(const fleet& before, std::string_view yaml_text, std::str
 fleet_edit delete_backend(const fleet& before, std::string_view yaml_text,
                           const std::string& name);
 
+/// What stands for a secret in what the admin API shows.
+inline constexpr std::string_view secret_mask = "********";
+
+/// An item as the admin API shows it: {"name": ..., its keys}, with every
+/// `password` and `token` masked, and the password in an endpoint URL.
+/// A PUT that sends a mask back keeps the stored secret.
+std::string shown_item(const std::string& name, const std::string& stored);
+
 /// The stored JSON of one item, or nullopt.
 std::optional<std::string> find_item(const fleet& f, fleet_item kind, std::string_view name);
 

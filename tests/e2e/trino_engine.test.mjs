@@ -99,6 +99,7 @@ test('Trino clusters behind QueryFlux: paging, stickiness, types, headers, error
   // impersonate sends the client's name, which this cluster does not let
   // qf impersonate: its refusal is what the client hears.
   const twoCfg = (await front.admin('/admin/config/clusters/two')).body;
+  assert.equal(twoCfg.auth.password, '********', 'the admin API never shows a secret');
   const changed = await front.admin('/admin/config/clusters/two', {
     method: 'PUT', headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ ...twoCfg, queryAuth: { type: 'impersonate' } }),
@@ -175,4 +176,42 @@ test('Trino clusters behind QueryFlux: paging, stickiness, types, headers, error
   const back = await restarting;
   t.after(() => back.kill());
   await waitFor(async () => (await healthOf(front, 'one')) === 'HEALTHY', { what: 'one HEALTHY again', timeoutMs: 5000 });
+});
+
+test('leastLoaded weighs what a Trino cluster reports running, its other clients included', async (t) => {
+  const p = {
+    one: { trino: 24027, admin: 24028 }, two: { trino: 24029, admin: 24030 }, front: { trino: 24031, admin: 24032 },
+  };
+  const one = await startGateway(clusterConfig(p.one));
+  t.after(() => one.kill());
+  const two = await startGateway(clusterConfig(p.two));
+  t.after(() => two.kill());
+  const cfg = config({
+    trinoPort: p.front.trino,
+    adminPort: p.front.admin,
+    clusters: {
+      one: { engine: 'trino', endpoint: `http://127.0.0.1:${p.one.trino}` },
+      two: { engine: 'trino', endpoint: `http://127.0.0.1:${p.two.trino}` },
+    },
+    clusterGroups: { g: { members: ['one', 'two'], maxRunningQueries: 4, strategy: { type: 'leastLoaded' } } },
+  });
+  cfg.monitor = { taskDelay: '300ms' };
+  const front = await startGateway(cfg);
+  t.after(() => front.kill());
+
+  // Another client keeps cluster one busy, not through the front gateway.
+  const busy = await submit(one.trinoUrl, 'SELECT sleep_ms(8000) AS elsewhere', { user: 'other-team' });
+  t.after(() => fetch(`${one.trinoUrl}/v1/query/${busy.body.id}`, { method: 'DELETE' }).catch(() => {}));
+  await waitFor(async () => {
+    const list = await fetch(`${one.trinoUrl}/v1/query`).then((r) => r.json());
+    return list.some((q) => q.state === 'RUNNING' && q.session.user === 'other-team');
+  }, { what: 'the busy query listed by /v1/query' });
+  await sleep(1000); // a few health checks of the front gateway read it
+
+  for (let i = 0; i < 4; i += 1) {
+    const r = await runRaw(front.trinoUrl, `SELECT ${i} AS least_loaded`);
+    assert.equal(r.error, undefined);
+  }
+  const placed = (await front.history({ search: 'AS least_loaded' })).queries.map((q) => q.clusterName);
+  assert.deepEqual([...new Set(placed)], ['two'], 'the idle cluster takes them all');
 });

@@ -122,3 +122,33 @@ TEST(fleet_edit, trino_gateway_backends_map_onto_clusters_and_one_group) {
   EXPECT_EQ(delete_backend(before, file, "b").status, 409) << "h would have no members";
   EXPECT_EQ(delete_backend(before, file, "zz").status, 404);
 }
+
+TEST(fleet_edit, secrets_are_shown_masked_and_a_masked_one_sent_back_is_kept) {
+  auto with_secrets = put_item(
+    before, file, fleet_item::cluster, "p",
+    R"({"engine":"postgres","endpoint":"postgres://qf:pw@db:5432/x","password":"pw2"})");
+  ASSERT_EQ(with_secrets.status, 201) << with_secrets.message;
+  auto stored = *find_item(with_secrets.next, fleet_item::cluster, "p");
+  auto shown = shown_item("p", stored);
+  EXPECT_EQ(shown, R"({"name":"p","endpoint":"postgres://qf:********@db:5432/x","engine":"postgres","password":"********"})");
+  EXPECT_EQ(shown.find("pw"), std::string::npos);
+
+  // What GET showed, with one change, PUT back: the secrets stay.
+  auto edited = shown;
+  edited.replace(edited.find("db:5432"), 7, "db:6432");
+  auto again = put_item(with_secrets.next, file, fleet_item::cluster, "p", edited);
+  ASSERT_EQ(again.status, 200) << again.message;
+  EXPECT_EQ(again.config->find_cluster("p")->password, "pw2");
+  EXPECT_EQ(again.config->find_cluster("p")->endpoint, "postgres://qf:********@db:6432/x")
+    << "a changed endpoint is taken as sent";
+  auto same = put_item(with_secrets.next, file, fleet_item::cluster, "p", shown);
+  EXPECT_EQ(same.config->find_cluster("p")->endpoint, "postgres://qf:pw@db:5432/x");
+
+  auto trino = put_item(before, file, fleet_item::cluster, "t",
+                        R"({"engine":"trino","endpoint":"http://t:8080","auth":{"type":"bearer","token":"tok"}})");
+  ASSERT_EQ(trino.status, 201) << trino.message;
+  auto t_shown = shown_item("t", *find_item(trino.next, fleet_item::cluster, "t"));
+  EXPECT_NE(t_shown.find(R"("token":"********")"), std::string::npos) << t_shown;
+  auto t_again = put_item(trino.next, file, fleet_item::cluster, "t", t_shown);
+  EXPECT_EQ(t_again.config->find_cluster("t")->auth.token, "tok");
+}
