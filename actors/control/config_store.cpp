@@ -70,16 +70,28 @@ std::optional<config::fleet> load(const std::string& url) {
 }
 
 config::fleet read(pqxx::work& tx) {
+  // One round trip: admin writes read the fleet each time.
   config::fleet f;
-  for (const auto& row : tx.exec("SELECT name, config::text FROM cluster_configs ORDER BY id"))
-    f.clusters.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
-  for (const auto& row : tx.exec("SELECT name, config::text FROM cluster_group_configs ORDER BY id"))
-    f.groups.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
-  for (const auto& row : tx.exec("SELECT definition::text FROM routing_rules ORDER BY sort_order"))
-    f.routers.push_back(row[0].as<std::string>());
-  auto fallback = tx.exec("SELECT routing_fallback FROM routing_settings");
-  if (!fallback.empty() && !fallback[0][0].is_null())
-    f.routing_fallback = fallback[0][0].as<std::string>();
+  auto rows = tx.exec(
+    "SELECT 'c', name, config::text, id FROM cluster_configs "
+    "UNION ALL SELECT 'g', name, config::text, id FROM cluster_group_configs "
+    "UNION ALL SELECT 'r', NULL, definition::text, sort_order FROM routing_rules "
+    "UNION ALL SELECT 'f', NULL, routing_fallback, 0 FROM routing_settings "
+    "ORDER BY 1, 4");
+  for (const auto& row : rows) {
+    auto kind = row[0].as<std::string>();
+    if (row[2].is_null())
+      continue;
+    auto text = row[2].as<std::string>();
+    if (kind == "c")
+      f.clusters.emplace_back(row[1].as<std::string>(), std::move(text));
+    else if (kind == "g")
+      f.groups.emplace_back(row[1].as<std::string>(), std::move(text));
+    else if (kind == "r")
+      f.routers.push_back(std::move(text));
+    else
+      f.routing_fallback = std::move(text);
+  }
   return f;
 }
 

@@ -34,8 +34,9 @@ struct writer_state {
   }
 };
 
+/// `running`: the node's config when it is that of `before`.
 config::fleet_edit edit(const config::fleet& before, const std::string& text,
-                        const fleet_request& r) {
+                        const fleet_request& r, const config::gateway_config* running) {
   switch (r.what) {
     case fleet_request::op::put:
       return config::put_item(before, text, r.kind, r.name, r.body);
@@ -54,7 +55,7 @@ config::fleet_edit edit(const config::fleet& before, const std::string& text,
     case fleet_request::op::erase:
       return config::delete_item(before, text, r.kind, r.name);
     case fleet_request::op::set_enabled:
-      return config::set_enabled(before, text, r.name, r.on);
+      return config::set_enabled(before, text, r.name, r.on, running);
     case fleet_request::op::put_routing:
       break;
   }
@@ -114,7 +115,7 @@ void change_in_memory(caf::event_based_actor* self, writer_state& st, const flee
   auto active = st.cfg.snapshot->load();
   if (!active)
     return respond({503, "no active configuration"});
-  auto e = edit(active->fleet, st.cfg.config_text, r);
+  auto e = edit(active->fleet, st.cfg.config_text, r, active->config.get());
   if (e.status >= 300)
     return respond({e.status, e.message});
   if (refused_for_test(r.name) || !apply(self, st, std::move(*e.config), e.next))
@@ -130,7 +131,9 @@ void change_stored(caf::event_based_actor* self, writer_state& st, const fleet_r
     pqxx::work tx{st.connected()};
     config_store::lock(tx);
     before = config_store::read(tx);
-    e = edit(before, st.cfg.config_text, r);
+    auto active = st.cfg.snapshot->load();
+    bool current = active && active->fleet == before; // no other replica's change pending
+    e = edit(before, st.cfg.config_text, r, current ? active->config.get() : nullptr);
     if (e.status >= 300)
       return respond({e.status, e.message}); // rolled back: nothing written
     st.revision = config_store::write_changes(tx, before, e.next);

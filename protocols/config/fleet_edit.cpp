@@ -180,7 +180,7 @@ fleet_edit delete_item(const fleet& before, std::string_view yaml_text, fleet_it
 }
 
 fleet_edit set_enabled(const fleet& before, std::string_view yaml_text,
-                       const std::string& name, bool on) {
+                       const std::string& name, bool on, const gateway_config* running) {
   auto json = find_item(before, fleet_item::cluster, name);
   if (!json)
     return refuse(404, "no cluster named " + name);
@@ -188,9 +188,21 @@ fleet_edit set_enabled(const fleet& before, std::string_view yaml_text,
   if (!doc.is_object())
     return refuse(409, "the stored configuration of cluster " + name + " is not an object");
   doc["enabled"] = on;
-  auto out = put_item(before, yaml_text, fleet_item::cluster, name, doc.dump());
-  if (out.status == 201)
-    out.status = 200;
+  if (!running || !running->find_cluster(name)) {
+    auto out = put_item(before, yaml_text, fleet_item::cluster, name, doc.dump());
+    if (out.status == 201)
+      out.status = 200;
+    return out;
+  }
+  fleet_edit out;
+  out.next = before;
+  for (auto& [n, stored] : out.next.clusters)
+    if (n == name)
+      stored = doc.dump();
+  out.config = *running;
+  for (auto& c : out.config->clusters)
+    if (c.name == name)
+      c.enabled = on;
   return out;
 }
 

@@ -34,9 +34,12 @@ fleet_edit put_item(const fleet& before, std::string_view yaml_text, fleet_item 
 fleet_edit delete_item(const fleet& before, std::string_view yaml_text, fleet_item kind,
                        const std::string& name);
 
-/// Sets a cluster's `enabled` flag (activate, deactivate).
+/// Sets a cluster's `enabled` flag (activate, deactivate). `running`, the
+/// config of `before` when the caller has it, saves validating the whole
+/// again: the flag cannot make a valid config invalid.
 fleet_edit set_enabled(const fleet& before, std::string_view yaml_text,
-                       const std::string& name, bool on);
+                       const std::string& name, bool on,
+                       const gateway_config* running = nullptr);
 
 /// Replaces the routers and the fallback: {"routers": [...],
 /// "routingFallback": "group"}; both keys may be left out (none, none).

@@ -152,3 +152,15 @@ TEST(fleet_edit, secrets_are_shown_masked_and_a_masked_one_sent_back_is_kept) {
   auto t_again = put_item(trino.next, file, fleet_item::cluster, "t", t_shown);
   EXPECT_EQ(t_again.config->find_cluster("t")->auth.token, "tok");
 }
+
+TEST(fleet_edit, set_enabled_on_the_running_config_gives_what_validating_gives) {
+  auto running = load_with_fleet(file, before);
+  ASSERT_TRUE(running.config);
+  auto fast = set_enabled(before, file, "a", false, &*running.config);
+  auto slow = set_enabled(before, file, "a", false);
+  ASSERT_EQ(fast.status, 200);
+  EXPECT_EQ(fast.next, slow.next);
+  EXPECT_EQ(fast.config->clusters, slow.config->clusters);
+  EXPECT_EQ(fast.config->groups, slow.config->groups);
+  EXPECT_EQ(set_enabled(before, file, "zz", false, &*running.config).status, 404);
+}
