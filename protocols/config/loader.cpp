@@ -200,8 +200,8 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
     out.role = node_role::worker;
   else
     w.report(path + ".role", "expected standalone, controlPlane or worker");
-  if (out.role != node_role::standalone)
-    w.report(path + ".role", "only standalone is available in this build");
+  if (out.role == node_role::worker)
+    w.report(path + ".role", "worker is not available in this build (standalone or controlPlane)");
   w.read(n, path, "externalAddress", out.external_address);
   while (!out.external_address.empty() && out.external_address.back() == '/')
     out.external_address.pop_back();
@@ -274,6 +274,9 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
   w.read_uint(n, path, "queryHistoryRetentionDays",
               out.query_history_retention_days, 36'500);
   w.read_seconds(n, path, "configReloadIntervalSecs", out.config_reload_interval);
+  if (out.role == node_role::control_plane && out.persistence.type != "postgres")
+    w.report(path + ".persistence.type",
+             "a controlPlane keeps the fleet in PostgreSQL: set type: postgres and its url");
 }
 
 /// A duration that `null` turns off (databaseCache's two).

@@ -21,6 +21,7 @@ const revision = async (url) => Number((await sql(url, 'SELECT revision FROM con
 test('changes are written to PostgreSQL first; one the node refuses is undone there', async (t) => {
   const url = await freshDatabase(t);
   const cfg = gatewayConfig({ trino: 24010, admin: 24011 }, { type: 'postgres', url });
+  cfg.queryflux.role = 'controlPlane';
   cfg.clusters.refused = { engine: 'duckDb' };
   const gw = await startGateway(cfg, { env: { QF_TEST_REFUSE_APPLY: 'refused,refused_new' } });
   t.after(() => gw.kill());

@@ -425,3 +425,26 @@ clusterGroups: { g: { members: [a, b, c] } }
     return p.rfind("clusters.b.queryAuth.type: expected serviceAccount or impersonate", 0) == 0;
   })) << all_problems(bad);
 }
+
+TEST(config_loader, a_control_plane_keeps_its_fleet_in_postgres_and_workers_wait) {
+  auto ok = load_from_string(R"(
+queryflux: { role: controlPlane, persistence: { type: postgres, url: "postgres://qf@db/qf" } }
+clusters: { d: { engine: duckDb } }
+clusterGroups: { g: { members: [d] } }
+)");
+  ASSERT_TRUE(ok.config) << all_problems(ok);
+  EXPECT_EQ(ok.config->queryflux.role, node_role::control_plane);
+  auto memory = load_from_string(R"(
+queryflux: { role: controlPlane }
+clusters: { d: { engine: duckDb } }
+clusterGroups: { g: { members: [d] } }
+)");
+  EXPECT_TRUE(has_problem(memory, "queryflux.persistence.type: a controlPlane keeps the fleet in "
+                                  "PostgreSQL: set type: postgres and its url"))
+    << all_problems(memory);
+  auto worker = load_from_string("queryflux: { role: worker }\nclusters: { d: { engine: duckDb } }\n"
+                                 "clusterGroups: { g: { members: [d] } }\n");
+  EXPECT_TRUE(has_problem(worker, "queryflux.role: worker is not available in this build "
+                                  "(standalone or controlPlane)"))
+    << all_problems(worker);
+}
