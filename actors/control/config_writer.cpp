@@ -77,19 +77,26 @@ std::string answer_body(const fleet_request& r, const config::fleet& next) {
 }
 
 /// Tests make the running node refuse changes to the items named in
-/// QF_TEST_REFUSE_APPLY (comma-separated), to see the compensation work.
-bool refused_for_test(const std::string& name) {
+/// QF_TEST_REFUSE_APPLY (comma-separated), to see the compensation work;
+/// `name+undo` makes the undo fail too.
+bool named_for_test(const std::string& name, std::string_view suffix = {}) {
   const char* refuse = std::getenv("QF_TEST_REFUSE_APPLY");
   if (!refuse || name.empty())
     return false;
   std::string_view list{refuse};
+  auto wanted = name + std::string{suffix};
   for (size_t start = 0; start <= list.size();) {
     auto end = std::min(list.find(',', start), list.size());
-    if (list.substr(start, end - start) == name)
+    auto item = list.substr(start, end - start);
+    if (item == wanted || (suffix.empty() && item == name + "+undo"))
       return true;
     start = end + 1;
   }
   return false;
+}
+
+bool refused_for_test(const std::string& name) {
+  return named_for_test(name);
 }
 
 /// Hands the fleet to the snapshot holder and waits for its answer (this
@@ -148,15 +155,18 @@ void change_stored(caf::event_based_actor* self, writer_state& st, const fleet_r
     return respond({e.status, answer_body(r, e.next)});
   // Compensation: the node did not take it, so neither does the database.
   // A failing compensation is attached; the original error is the answer.
-  std::string error = "the running node did not accept the change; it was undone in the database";
+  std::string error = "the running node did not accept the change";
   try {
+    if (named_for_test(r.name, "+undo"))
+      throw std::runtime_error("injected by QF_TEST_REFUSE_APPLY");
     pqxx::work tx{st.connected()};
     config_store::lock(tx);
     st.revision = config_store::write_changes(tx, e.next, before);
     tx.commit();
+    error += "; it was undone in the database";
   } catch (const std::exception& ex) {
     st.conn.reset();
-    error += " (undoing it failed too: ";
+    error += " (undoing it in the database failed too: ";
     error += ex.what();
     error += ")";
   }

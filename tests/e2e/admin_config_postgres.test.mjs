@@ -23,7 +23,7 @@ test('changes are written to PostgreSQL first; one the node refuses is undone th
   const cfg = gatewayConfig({ trino: 24010, admin: 24011 }, { type: 'postgres', url });
   cfg.queryflux.role = 'controlPlane';
   cfg.clusters.refused = { engine: 'duckDb' };
-  const gw = await startGateway(cfg, { env: { QF_TEST_REFUSE_APPLY: 'refused,refused_new' } });
+  const gw = await startGateway(cfg, { env: { QF_TEST_REFUSE_APPLY: 'refused,refused_new,stuck+undo' } });
   t.after(() => gw.kill());
   const rev0 = await revision(url);
 
@@ -62,6 +62,15 @@ test('changes are written to PostgreSQL first; one the node refuses is undone th
   const live = (await gw.admin('/admin/clusters')).body;
   assert.deepEqual(live.map((c) => c.name), ['duck', 'refused', 'x']);
   assert.equal(live.find((c) => c.name === 'refused').active, true);
+
+  // An undo that fails too is attached to the original error, which is
+  // still what the caller gets; the database keeps the change then.
+  const stuck = await gw.admin('/admin/config/clusters/stuck', json('PUT', { engine: 'duckDb' }));
+  assert.equal(stuck.status, 500);
+  assert.equal(stuck.body.error, 'the running node did not accept the change (undoing it in the database failed too: injected by QF_TEST_REFUSE_APPLY)');
+  assert.notEqual(await stored('stuck'), undefined);
+  assert.equal((await gw.admin('/admin/clusters/stuck')).status, 404, 'the node never ran it');
+  await sql(url, "DELETE FROM cluster_configs WHERE name = 'stuck'");
 
   // A refused change with nothing valid to write leaves the database alone.
   const revBefore = await revision(url);
