@@ -4,8 +4,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include <atomic>
 #include <charconv>
@@ -16,14 +18,20 @@ namespace qf::engines {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 
 std::optional<http_url> parse_http_url(std::string_view url) {
-  constexpr std::string_view scheme = "http://";
-  if (url.substr(0, scheme.size()) != scheme)
-    return std::nullopt;
-  url.remove_prefix(scheme.size());
   http_url out;
+  if (url.substr(0, 7) == "http://") {
+    url.remove_prefix(7);
+  } else if (url.substr(0, 8) == "https://") {
+    url.remove_prefix(8);
+    out.tls = true;
+    out.port = 443;
+  } else {
+    return std::nullopt;
+  }
   auto slash = url.find('/');
   auto authority = url.substr(0, slash);
   if (slash != std::string_view::npos)
@@ -45,46 +53,75 @@ std::optional<http_url> parse_http_url(std::string_view url) {
 }
 
 struct http_client::impl {
-  explicit impl(std::chrono::milliseconds t) : timeout(t) {
-    // nop
+  impl(std::chrono::milliseconds t, const tls_trust& trust)
+    : timeout(t), tls_context(ssl::context::tls_client) {
+    tls_context.set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3
+                            | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    if (trust.insecure_skip_verify) {
+      tls_context.set_verify_mode(ssl::verify_none);
+      verify = false;
+    } else {
+      tls_context.set_verify_mode(ssl::verify_peer);
+      if (trust.ca_file.empty())
+        tls_context.set_default_verify_paths();
+      else
+        tls_context.load_verify_file(trust.ca_file);
+    }
   }
 
   std::chrono::milliseconds timeout;
+  ssl::context tls_context;
+  bool verify = true;
   asio::io_context ioc;
-  std::optional<beast::tcp_stream> stream;
-  std::string connected_to; // "host:port" of the open stream
+  std::optional<beast::tcp_stream> plain;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> secure;
+  std::string connected_to; // "scheme://host:port" of the open stream
   beast::flat_buffer buffer;
   std::atomic<bool> interrupted{false};
   /// Which send is running, so that a late interrupt misses the next one.
   std::atomic<uint64_t> seq{0};
   std::atomic<bool> busy{false};
 
+  beast::tcp_stream& tcp_layer() {
+    return secure ? beast::get_lowest_layer(*secure) : *plain;
+  }
+
+  bool open() const {
+    return plain || secure;
+  }
+
   void close() {
-    if (stream) {
+    if (open()) {
       beast::error_code ignored;
-      stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
-      stream->close();
+      tcp_layer().socket().shutdown(tcp::socket::shutdown_both, ignored);
+      tcp_layer().close();
     }
-    stream.reset();
+    plain.reset();
+    secure.reset();
     connected_to.clear();
     buffer.clear();
   }
 
-  /// Runs the io_context until `done`, the timeout, or an interrupt.
+  /// Runs the io_context until `done` or the timeout (then the operation
+  /// is cancelled and its handler runs).
   void wait(const bool& done) {
     ioc.restart();
     ioc.run_for(timeout);
-    if (!done) { // timed out: end the operation, let its handler run
-      if (stream)
-        stream->cancel();
+    if (!done) {
+      if (open())
+        tcp_layer().cancel();
       ioc.restart();
       ioc.run();
     }
   }
 
+  static std::string key_of(const http_url& url) {
+    return (url.tls ? "https://" : "http://") + url.host + ":" + std::to_string(url.port);
+  }
+
   void connect(const http_url& url) {
-    auto key = url.host + ":" + std::to_string(url.port);
-    if (stream && connected_to == key)
+    auto key = key_of(url);
+    if (open() && connected_to == key)
       return;
     close();
     tcp::resolver resolver{ioc};
@@ -92,10 +129,14 @@ struct http_client::impl {
     auto endpoints = resolver.resolve(url.host, std::to_string(url.port), ec);
     if (ec)
       throw std::runtime_error("cannot resolve " + url.host + ": " + ec.message());
-    stream.emplace(ioc);
-    stream->expires_after(timeout);
+    if (url.tls)
+      secure.emplace(ioc, tls_context);
+    else
+      plain.emplace(ioc);
+    auto& layer = tcp_layer();
+    layer.expires_after(timeout);
     bool done = false;
-    stream->async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) {
+    layer.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) {
       ec = e;
       done = true;
     });
@@ -105,7 +146,43 @@ struct http_client::impl {
       throw std::runtime_error("cannot connect to " + key + ": "
                                + (ec ? ec.message() : std::string{"timed out"}));
     }
+    if (url.tls) {
+      // SNI, and the certificate must name the host.
+      if (!SSL_set_tlsext_host_name(secure->native_handle(), url.host.c_str()))
+        throw std::runtime_error("cannot set the TLS server name " + url.host);
+      if (verify)
+        secure->set_verify_callback(ssl::host_name_verification(url.host));
+      done = false;
+      layer.expires_after(timeout);
+      secure->async_handshake(ssl::stream_base::client, [&](beast::error_code e) {
+        ec = e;
+        done = true;
+      });
+      wait(done);
+      if (ec || !done) {
+        close();
+        throw std::runtime_error("TLS with " + key + " failed: "
+                                 + (ec ? ec.message() : std::string{"timed out"}));
+      }
+    }
     connected_to = key;
+  }
+
+  template <class Stream>
+  void round_trip(Stream& stream, http::request<http::string_body>& req,
+                  http::response_parser<http::string_body>& parser, beast::error_code& ec,
+                  bool& done) {
+    http::async_write(stream, req, [&](beast::error_code e, size_t) {
+      if (e) {
+        ec = e;
+        done = true;
+        return;
+      }
+      http::async_read(stream, buffer, parser, [&](beast::error_code e2, size_t) {
+        ec = e2;
+        done = true;
+      });
+    });
   }
 
   http_response exchange(std::string_view method, const http_url& url,
@@ -121,18 +198,11 @@ struct http_client::impl {
     parser.body_limit(256 * 1024 * 1024); // Trino pages are a few MB at most
     beast::error_code ec;
     bool done = false;
-    stream->expires_after(timeout);
-    http::async_write(*stream, req, [&](beast::error_code e, size_t) {
-      if (e) {
-        ec = e;
-        done = true;
-        return;
-      }
-      http::async_read(*stream, buffer, parser, [&](beast::error_code e2, size_t) {
-        ec = e2;
-        done = true;
-      });
-    });
+    tcp_layer().expires_after(timeout);
+    if (secure)
+      round_trip(*secure, req, parser, ec, done);
+    else
+      round_trip(*plain, req, parser, ec, done);
     wait(done);
     if (ec || !done) {
       close();
@@ -145,8 +215,8 @@ struct http_client::impl {
   }
 };
 
-http_client::http_client(std::chrono::milliseconds timeout)
-  : impl_(std::make_unique<impl>(timeout)) {
+http_client::http_client(std::chrono::milliseconds timeout, tls_trust trust)
+  : impl_(std::make_unique<impl>(timeout, trust)) {
   // nop
 }
 
@@ -164,7 +234,7 @@ http_response http_client::send(std::string_view method, const http_url& url,
       busy = false;
     }
   } idle{im.busy};
-  bool reused = im.stream && im.connected_to == url.host + ":" + std::to_string(url.port);
+  bool reused = im.open() && im.connected_to == impl::key_of(url);
   for (int attempt = 0;; ++attempt) {
     try {
       im.connect(url);
@@ -174,8 +244,8 @@ http_response http_client::send(std::string_view method, const http_url& url,
         throw std::runtime_error("interrupted");
       // A kept connection may have been closed by the server in between.
       if (!reused || attempt > 0)
-        throw std::runtime_error(std::string{method} + " " + url.host + ":"
-                                 + std::to_string(url.port) + url.target + ": " + e.what());
+        throw std::runtime_error(std::string{method} + " " + impl::key_of(url) + url.target
+                                 + ": " + e.what());
     }
   }
 }
@@ -186,8 +256,8 @@ void http_client::interrupt() {
     return;
   im->interrupted = true;
   asio::post(im->ioc, [im, seq = im->seq.load()] {
-    if (im->busy && im->seq == seq && im->stream)
-      im->stream->cancel();
+    if (im->busy && im->seq == seq && im->open())
+      im->tcp_layer().cancel();
   });
 }
 

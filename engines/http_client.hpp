@@ -1,6 +1,6 @@
 // A blocking HTTP/1.1 client for engines that speak HTTP (Trino): one kept
-// connection, a timeout per request, and interrupt() from another thread.
-// Beast stays behind the pimpl, in http_client.cpp only.
+// connection (plain or TLS), a timeout per request, and interrupt() from
+// another thread. Beast stays behind the pimpl, in http_client.cpp only.
 #pragma once
 
 #include <chrono>
@@ -15,12 +15,13 @@
 namespace qf::engines {
 
 struct http_url {
+  bool tls = false;
   std::string host;
   uint16_t port = 80;
   std::string target = "/"; // path and query
 };
 
-/// Reads http://host[:port][/path]; nullopt for anything else.
+/// Reads http(s)://host[:port][/path]; nullopt for anything else.
 std::optional<http_url> parse_http_url(std::string_view url);
 
 using http_headers = std::vector<std::pair<std::string, std::string>>;
@@ -30,9 +31,16 @@ struct http_response {
   std::string body;
 };
 
+/// How https:// servers are trusted: the system's CAs, those of ca_file,
+/// or (local tests only) anyone.
+struct tls_trust {
+  std::string ca_file;
+  bool insecure_skip_verify = false;
+};
+
 class http_client {
 public:
-  explicit http_client(std::chrono::milliseconds timeout);
+  http_client(std::chrono::milliseconds timeout, tls_trust trust = {});
   ~http_client();
 
   http_client(const http_client&) = delete;
@@ -40,7 +48,8 @@ public:
 
   /// Sends one request, reusing the connection to the same host and port;
   /// a kept connection the server closed meanwhile is opened again once.
-  /// Throws std::runtime_error on network failure, timeout or interrupt.
+  /// Throws std::runtime_error on network or TLS failure, timeout or
+  /// interrupt.
   http_response send(std::string_view method, const http_url& url, const http_headers& headers,
                      std::string body = {});
 

@@ -68,10 +68,13 @@ private:
 class trino_connection : public connection {
 public:
   /// `service_user`: who queries run as, or "" for the client's name.
-  trino_connection(http_url base, std::string authorization, std::string service_user)
+  trino_connection(http_url base, std::string authorization, std::string service_user,
+                   const tls_trust& trust)
     : base_(std::move(base)),
       authorization_(std::move(authorization)),
-      service_user_(std::move(service_user)) {
+      service_user_(std::move(service_user)),
+      // A Trino poll may wait up to a few seconds on the server's side.
+      client_(std::chrono::seconds(120), trust) {
     // nop
   }
 
@@ -232,8 +235,7 @@ private:
   std::string authorization_;
   std::string service_user_;
   session_context session_;
-  // A Trino poll may wait up to a few seconds on the server's side.
-  http_client client_{std::chrono::seconds(120)};
+  http_client client_;
   std::atomic<bool> cancelled_{false};
 };
 
@@ -312,8 +314,10 @@ public:
   explicit trino_database(const config::cluster& cfg) {
     auto url = parse_http_url(cfg.endpoint);
     if (!url)
-      throw engine_error(error_kind::internal, "a Trino endpoint must be an http:// URL");
+      throw engine_error(error_kind::internal, "a Trino endpoint must be an http(s):// URL");
     base_ = *url;
+    trust_.ca_file = cfg.tls_ca_file;
+    trust_.insecure_skip_verify = cfg.tls_insecure_skip_verify;
     if (cfg.auth.type == "basic")
       authorization_ = "Basic " + json_text::base64_encode(cfg.auth.username + ":"
                                                            + cfg.auth.password);
@@ -324,7 +328,7 @@ public:
   }
 
   std::unique_ptr<connection> connect() override {
-    return std::make_unique<trino_connection>(base_, authorization_, service_user_);
+    return std::make_unique<trino_connection>(base_, authorization_, service_user_, trust_);
   }
 
   std::string_view engine_type() const override {
@@ -335,6 +339,7 @@ private:
   http_url base_;
   std::string authorization_;
   std::string service_user_;
+  tls_trust trust_;
 };
 
 } // namespace

@@ -246,7 +246,7 @@ bool endpoint_keys(const std::string& url, nlohmann::json& doc, std::string& why
   } else if (starts("mysql://")) {
     doc["engine"] = "mysql";
     doc["endpoint"] = url;
-  } else if (starts("http://")) {
+  } else if (starts("http://") || starts("https://")) {
     doc["engine"] = "trino";
     doc["endpoint"] = url;
   } else if (starts("duckdb:") || starts("sqlite:")) {
@@ -256,7 +256,7 @@ bool endpoint_keys(const std::string& url, nlohmann::json& doc, std::string& why
       doc["databasePath"] = path;
   } else {
     why = "proxyTo: \"" + url + "\" names no engine this build runs "
-          "(http://, postgres://, mysql://, duckdb:PATH or sqlite:PATH)";
+          "(http(s)://, postgres://, mysql://, duckdb:PATH or sqlite:PATH)";
     return false;
   }
   return true;

@@ -329,7 +329,7 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
   w.check_keys(n, path,
                {"engine", "databasePath", "enabled", "maxRunningQueries",
                 "initSql", "healthCheckQuery", "endpoint", "host", "port",
-                "database", "user", "password", "poolSize", "auth", "queryAuth"});
+                "database", "user", "password", "poolSize", "auth", "queryAuth", "tls"});
   std::string engine;
   w.read(n, path, "engine", engine);
   if (engine == "duckDb")
@@ -373,9 +373,15 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
       w.report(path + ".endpoint", "expected a mysql:// URL");
   }
   if (out.engine == engine_kind::trino) {
-    if (out.endpoint.rfind("http://", 0) != 0)
-      w.report(path + ".endpoint", out.endpoint.empty() ? "missing: the cluster's http:// URL"
-                                                        : "expected an http:// URL");
+    if (out.endpoint.rfind("http://", 0) != 0 && out.endpoint.rfind("https://", 0) != 0)
+      w.report(path + ".endpoint", out.endpoint.empty()
+                                     ? "missing: the cluster's http:// or https:// URL"
+                                     : "expected an http:// or https:// URL");
+  }
+  if (auto t = n["tls"]; t && !t.IsNull() && w.expect_map(t, path + ".tls")) {
+    w.check_keys(t, path + ".tls", {"caFile", "insecureSkipVerify"});
+    w.read(t, path + ".tls", "caFile", out.tls_ca_file);
+    w.read(t, path + ".tls", "insecureSkipVerify", out.tls_insecure_skip_verify);
   }
   if (auto a = n["auth"]; a && !a.IsNull())
     read_cluster_auth(w, a, path + ".auth", out.auth);

@@ -78,8 +78,12 @@ struct cluster {
   std::string password;
   /// Idle backend connections kept for reuse (default: the cluster limit).
   std::optional<uint32_t> pool_size;
-  /// Trino: endpoint is http://host:port, signed in to with this.
+  /// Trino: endpoint is http(s)://host:port, signed in to with this.
   cluster_auth auth;
+  /// Trino over https: the CA file to trust (default: the system's), or
+  /// no verification at all (local tests only).
+  std::string tls_ca_file;
+  bool tls_insecure_skip_verify = false;
   /// Trino: whose name queries run under. serviceAccount: auth's user
   /// (the client's when auth names none); impersonate: the client's, which
   /// the cluster must allow auth's user to impersonate.

@@ -5,6 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import tls from 'node:tls';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   startGateway, config, runRaw, submit, waitFor, sleep,
 } from './support/gateway.mjs';
@@ -214,4 +219,57 @@ test('leastLoaded weighs what a Trino cluster reports running, its other clients
   }
   const placed = (await front.history({ search: 'AS least_loaded' })).queries.map((q) => q.clusterName);
   assert.deepEqual([...new Set(placed)], ['two'], 'the idle cluster takes them all');
+});
+
+/// A certificate for localhost and 127.0.0.1 (names the client checks).
+function localhostCert(t) {
+  const dir = mkdtempSync(join(tmpdir(), 'qf-tls-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const cert = join(dir, 'server.crt');
+  const key = join(dir, 'server.key');
+  const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert,
+    '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`openssl failed: ${r.stderr}`);
+  return { cert, key };
+}
+
+test('a Trino cluster behind https: verified against its CA, refused when untrusted', async (t) => {
+  const p = { one: { trino: 24033, admin: 24034 }, tls: 24035, front: { trino: 24036, admin: 24037 } };
+  const { cert, key } = localhostCert(t);
+  // TLS in front of a QueryFlux that speaks Trino; its nextUri says https.
+  const upstream = clusterConfig(p.one);
+  upstream.queryflux.externalAddress = `https://localhost:${p.tls}`;
+  const one = await startGateway(upstream);
+  t.after(() => one.kill());
+  let handshakes = 0;
+  const terminator = tls.createServer({ cert: readFileSync(cert), key: readFileSync(key) }, (socket) => {
+    handshakes += 1;
+    const plain = net.connect(p.one.trino, '127.0.0.1');
+    socket.pipe(plain).pipe(socket);
+    socket.on('error', () => plain.destroy());
+    plain.on('error', () => socket.destroy());
+  });
+  await new Promise((resolve) => terminator.listen(p.tls, '127.0.0.1', resolve));
+  t.after(() => terminator.close());
+
+  const cfg = config({
+    trinoPort: p.front.trino,
+    adminPort: p.front.admin,
+    clusters: {
+      trusted: { engine: 'trino', endpoint: `https://localhost:${p.tls}`, tls: { caFile: cert } },
+      untrusted: { engine: 'trino', endpoint: `https://localhost:${p.tls}` },
+    },
+    clusterGroups: { g: { members: ['trusted'] }, h: { members: ['untrusted'] } },
+    routingFallback: 'g',
+  });
+  const front = await startGateway(cfg);
+  t.after(() => front.kill());
+  assert.equal(await healthOf(front, 'trusted'), 'HEALTHY');
+  assert.equal(await healthOf(front, 'untrusted'), 'UNHEALTHY', 'a self-signed certificate is not trusted by default');
+  const r = await runRaw(front.trinoUrl, 'SELECT i, label FROM t ORDER BY i');
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  assert.equal(r.data.length, 10);
+  assert.ok(handshakes >= 1);
+  const [q] = (await one.history({ search: 'SELECT i, label FROM t' })).queries;
+  assert.equal(q.rowsReturned, 10, 'every page came through the TLS connection');
 });

@@ -77,7 +77,7 @@ test('Trino Gateway scripts work against QueryFlux: health, backends, state, (de
   const badGroup = post('/gateway/backend/modify/add', JSON.stringify({ ...c3, name: 'c4', routingGroup: 'nope' }));
   assert.equal(badGroup.code, 400);
   assert.match(badGroup.body, /no cluster group named nope/);
-  assert.equal(post('/gateway/backend/modify/add', JSON.stringify({ ...c3, name: 'c4', proxyTo: 'https://trino:8443' })).code, 400);
+  assert.equal(post('/gateway/backend/modify/add', JSON.stringify({ ...c3, name: 'c4', proxyTo: 'ftp://trino:8443' })).code, 400);
   await waitFor(() => JSON.parse(open('/api/public/backends/c3/state').body).trinoStatus === 'HEALTHY',
     { what: 'c3 HEALTHY', timeoutMs: 5000 });
   assert.deepEqual(JSON.parse(admin('/gateway/backend/active').body).map((b) => b.name), ['c1', 'c2', 'c3']);

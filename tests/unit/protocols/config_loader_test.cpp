@@ -397,8 +397,8 @@ TEST(config_loader, trino_clusters_need_an_http_endpoint_and_take_auth) {
   auto ok = load_from_string(R"(
 queryflux: {}
 clusters:
-  t: { engine: trino, endpoint: "http://trino:8080", auth: { type: basic, username: qf, password: x },
-       queryAuth: { type: impersonate } }
+  t: { engine: trino, endpoint: "https://trino:8443", auth: { type: basic, username: qf, password: x },
+       queryAuth: { type: impersonate }, tls: { caFile: /etc/ca.pem } }
 clusterGroups: { g: { members: [t] } }
 )");
   ASSERT_TRUE(ok.config) << all_problems(ok);
@@ -407,17 +407,19 @@ clusterGroups: { g: { members: [t] } }
   EXPECT_EQ(t.auth.type, "basic");
   EXPECT_EQ(t.auth.username, "qf");
   EXPECT_EQ(t.query_auth, "impersonate");
+  EXPECT_EQ(t.tls_ca_file, "/etc/ca.pem");
+  EXPECT_FALSE(t.tls_insecure_skip_verify);
   auto bad = load_from_string(R"(
 queryflux: {}
 clusters:
-  a: { engine: trino, endpoint: "https://trino:8443", auth: { type: bearer } }
+  a: { engine: trino, endpoint: "ftp://trino:8443", auth: { type: bearer } }
   b: { engine: trino, auth: { type: kerberos }, queryAuth: { type: passthrough } }
   c: { engine: duckDb, queryAuth: { type: impersonate } }
 clusterGroups: { g: { members: [a, b, c] } }
 )");
-  for (const char* p : {"clusters.a.endpoint: expected an http:// URL",
+  for (const char* p : {"clusters.a.endpoint: expected an http:// or https:// URL",
                         "clusters.a.auth.token: missing for bearer auth",
-                        "clusters.b.endpoint: missing: the cluster's http:// URL",
+                        "clusters.b.endpoint: missing: the cluster's http:// or https:// URL",
                         "clusters.b.auth.type: expected basic or bearer",
                         "clusters.c.queryAuth.type: only trino clusters impersonate"})
     EXPECT_TRUE(has_problem(bad, p)) << p << "\n" << all_problems(bad);

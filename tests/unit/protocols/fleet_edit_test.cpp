@@ -107,7 +107,7 @@ TEST(fleet_edit, trino_gateway_backends_map_onto_clusters_and_one_group) {
   EXPECT_EQ(moved.config->find_cluster("a")->database_path, "/tmp/x.db");
 
   EXPECT_EQ(put_backend(before, file, R"({"name":"a","proxyTo":"duckdb:"})", true).status, 409);
-  EXPECT_EQ(put_backend(before, file, R"({"name":"t","proxyTo":"https://trino:8443","routingGroup":"g"})", true)
+  EXPECT_EQ(put_backend(before, file, R"({"name":"t","proxyTo":"ftp://trino:8443","routingGroup":"g"})", true)
               .status,
             400);
   auto trino = put_backend(before, file, R"({"name":"t","proxyTo":"http://trino:8080","routingGroup":"g"})", true);
