@@ -10,6 +10,9 @@
 #include <boost/beast/ssl.hpp>
 
 #include <atomic>
+#include <cerrno>
+
+#include <sys/socket.h>
 #include <charconv>
 #include <stdexcept>
 
@@ -54,7 +57,7 @@ std::optional<http_url> parse_http_url(std::string_view url) {
 
 struct http_client::impl {
   impl(std::chrono::milliseconds t, const tls_trust& trust)
-    : timeout(t), tls_context(ssl::context::tls_client) {
+    : default_timeout(t), timeout(t), tls_context(ssl::context::tls_client) {
     tls_context.set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3
                             | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
     if (trust.insecure_skip_verify) {
@@ -69,7 +72,8 @@ struct http_client::impl {
     }
   }
 
-  std::chrono::milliseconds timeout;
+  std::chrono::milliseconds default_timeout;
+  std::chrono::milliseconds timeout; // of the request under way
   ssl::context tls_context;
   bool verify = true;
   asio::io_context ioc;
@@ -119,9 +123,18 @@ struct http_client::impl {
     return (url.tls ? "https://" : "http://") + url.host + ":" + std::to_string(url.port);
   }
 
+  /// A kept connection whose server has closed it (EOF or an error
+  /// waiting to be read): checked without blocking before it is reused.
+  bool stale() {
+    char byte;
+    auto fd = tcp_layer().socket().native_handle();
+    auto n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+
   void connect(const http_url& url) {
     auto key = key_of(url);
-    if (open() && connected_to == key)
+    if (open() && connected_to == key && !stale())
       return;
     close();
     tcp::resolver resolver{ioc};
@@ -223,8 +236,10 @@ http_client::http_client(std::chrono::milliseconds timeout, tls_trust trust)
 http_client::~http_client() = default;
 
 http_response http_client::send(std::string_view method, const http_url& url,
-                                const http_headers& headers, std::string body) {
+                                const http_headers& headers, std::string body,
+                                std::optional<std::chrono::milliseconds> timeout) {
   auto& im = *impl_;
+  im.timeout = timeout.value_or(im.default_timeout);
   im.interrupted = false;
   ++im.seq;
   im.busy = true;
@@ -234,6 +249,7 @@ http_response http_client::send(std::string_view method, const http_url& url,
       busy = false;
     }
   } idle{im.busy};
+  bool idempotent = method == "GET" || method == "DELETE" || method == "HEAD";
   bool reused = im.open() && im.connected_to == impl::key_of(url);
   for (int attempt = 0;; ++attempt) {
     try {
@@ -243,7 +259,7 @@ http_response http_client::send(std::string_view method, const http_url& url,
       if (im.interrupted)
         throw std::runtime_error("interrupted");
       // A kept connection may have been closed by the server in between.
-      if (!reused || attempt > 0)
+      if (!reused || !idempotent || attempt > 0)
         throw std::runtime_error(std::string{method} + " " + impl::key_of(url) + url.target
                                  + ": " + e.what());
     }

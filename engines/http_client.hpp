@@ -46,12 +46,14 @@ public:
   http_client(const http_client&) = delete;
   http_client& operator=(const http_client&) = delete;
 
-  /// Sends one request, reusing the connection to the same host and port;
-  /// a kept connection the server closed meanwhile is opened again once.
-  /// Throws std::runtime_error on network or TLS failure, timeout or
-  /// interrupt.
+  /// Sends one request, reusing the connection to the same host and port
+  /// (one the server closed while it idled is opened anew). A GET or DELETE
+  /// that fails on a kept connection is sent once more; a POST is not, as
+  /// the server may have run it. `timeout` overrides the client's. Throws
+  /// std::runtime_error on network or TLS failure, timeout or interrupt.
   http_response send(std::string_view method, const http_url& url, const http_headers& headers,
-                     std::string body = {});
+                     std::string body = {},
+                     std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
   /// Ends the request in progress (it throws); safe from any thread.
   void interrupt();

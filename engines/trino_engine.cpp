@@ -100,10 +100,11 @@ public:
   std::optional<uint32_t> probe(const std::string&) override {
     auto info = base_;
     info.target = "/v1/info";
-    auto doc = json_of(send("GET", info, {}).body, 16);
+    auto doc = json_of(send("GET", info, {}, probe_timeout).body, 16);
     if (!doc.is_object())
       throw engine_error(error_kind::internal, "/v1/info: not a server info document");
-    if (doc.value("starting", false))
+    if (auto starting = doc.find("starting");
+        starting != doc.end() && starting->is_boolean() && starting->get<bool>())
       throw engine_error(error_kind::internal, "the Trino cluster is still starting");
     return load();
   }
@@ -114,23 +115,25 @@ public:
     auto list = base_;
     list.target = "/v1/query";
     try {
-      auto doc = json_of(send("GET", list, {}).body, 32);
+      auto doc = json_of(send("GET", list, {}, probe_timeout).body, 32);
       if (!doc.is_array())
         return std::nullopt;
       uint32_t n = 0;
       for (const auto& q : doc) {
-        auto state = q.is_object() ? q.value("state", std::string{}) : std::string{};
-        n += state != "FINISHED" && state != "FAILED" && !state.empty();
+        if (!q.is_object() || !q.contains("state") || !q["state"].is_string())
+          continue;
+        const auto& state = q["state"].get_ref<const std::string&>();
+        n += state != "FINISHED" && state != "FAILED";
       }
       return n;
-    } catch (const engine_error&) {
+    } catch (const std::exception&) {
       return std::nullopt;
     }
   }
 
   /// One nextUri page; `columns` are those known so far.
   trino::backend_page follow(const std::string& uri, const std::vector<column>* columns) {
-    auto url = parse_http_url(uri);
+    auto url = on_endpoint(uri);
     if (!url)
       throw engine_error(error_kind::internal, "the Trino cluster sent a nextUri QueryFlux "
                                                "cannot follow: " + uri);
@@ -140,7 +143,7 @@ public:
   /// Cancels the query upstream; best effort, it may have ended anyway.
   void cancel_upstream(const std::string& uri) noexcept {
     try {
-      if (auto url = parse_http_url(uri))
+      if (auto url = on_endpoint(uri))
         client_.send("DELETE", *url, headers());
     } catch (...) {
       // the cluster forgets an abandoned query on its own
@@ -152,24 +155,51 @@ public:
   }
 
 private:
+  /// A long poll may wait a few seconds; a health check should not.
+  static constexpr std::chrono::milliseconds probe_timeout{10'000};
+
+  /// The path of a nextUri on the configured endpoint: credentials never
+  /// go to a host or scheme the cluster names (its advertised address may
+  /// be plain http behind TLS, or anywhere).
+  std::optional<http_url> on_endpoint(const std::string& uri) const {
+    auto url = parse_http_url(uri);
+    if (!url)
+      return std::nullopt;
+    auto out = base_;
+    out.target = url->target;
+    return out;
+  }
+
+  /// A header value without control characters: a client's user name
+  /// must not add headers (or requests) of its own.
+  static std::string header_safe(std::string_view v) {
+    std::string out;
+    out.reserve(v.size());
+    for (unsigned char c : v)
+      if (c >= 0x20 && c != 0x7f)
+        out += static_cast<char>(c);
+    return out;
+  }
+
   http_headers headers() const {
     http_headers h;
     auto user = !service_user_.empty() ? service_user_
                 : !session_.user.empty()  ? session_.user
                                           : std::string{"queryflux"};
-    h.emplace_back("X-Trino-User", user);
-    for (const auto& header : session_.headers)
-      h.push_back(header);
+    h.emplace_back("X-Trino-User", header_safe(user));
+    for (const auto& [name, value] : session_.headers)
+      h.emplace_back(header_safe(name), header_safe(value));
     if (!authorization_.empty())
       h.emplace_back("Authorization", authorization_);
     return h;
   }
 
-  http_response send(std::string_view method, const http_url& url, std::string body) {
+  http_response send(std::string_view method, const http_url& url, std::string body,
+                     std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
     for (int attempt = 0;; ++attempt) {
       http_response res;
       try {
-        res = client_.send(method, url, headers(), body);
+        res = client_.send(method, url, headers(), body, timeout);
       } catch (const std::exception& e) {
         if (cancelled_)
           throw engine_error(error_kind::cancelled, "Query was canceled");

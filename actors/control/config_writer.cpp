@@ -144,6 +144,9 @@ void change_stored(caf::event_based_actor* self, writer_state& st, const fleet_r
     if (e.status >= 300)
       return respond({e.status, e.message}); // rolled back: nothing written
     st.revision = config_store::write_changes(tx, before, e.next);
+    // As PostgreSQL spells the JSON (jsonb), so that the node's fleet and
+    // the database's compare equal afterwards.
+    e.next = config_store::read(tx);
     tx.commit();
     st.last_read = clock::now();
   } catch (const std::exception& ex) {
@@ -242,10 +245,17 @@ caf::behavior config_writer(caf::event_based_actor* self, config_writer_settings
   }
   return {
     [self, st](atom::update, const fleet_request& r, const admin_respond& respond) {
-      if (st->cfg.url.empty())
-        change_in_memory(self, *st, r, respond);
-      else
-        change_stored(self, *st, r, respond);
+      // Nothing a request carries may end this actor: every later change
+      // would be lost with it.
+      try {
+        if (st->cfg.url.empty())
+          change_in_memory(self, *st, r, respond);
+        else
+          change_stored(self, *st, r, respond);
+      } catch (const std::exception& e) {
+        spdlog::error("a configuration change failed: {}", e.what());
+        respond({500, std::string{"the change failed: "} + e.what()});
+      }
     },
     [self, st](atom::reload) {
       reload(self, *st);

@@ -86,7 +86,7 @@ void quit_when_idle(self_ptr self) {
     self->quit();
     return;
   }
-  self->delayed_send(self, std::chrono::milliseconds(200), atom::retire::value);
+  self->delayed_send(self, std::chrono::milliseconds(200), atom::retire::value, false);
 }
 
 } // namespace
@@ -143,23 +143,28 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
       if (on)
         self->send(self, atom::check::value, st.generation);
     },
-    [self](atom::retire) {
+    [self](atom::retire, bool deleted) {
       auto& st = self->state;
-      if (!st.retired) {
-        report_first_check(self);
-        st.retired = true;
-        st.active = false;
-        ++st.generation;
-        st.shared->enabled.store(false);
-        // Idle connections end now; lent ones when they come back.
-        while (auto idle = st.shared->take_idle()) {
-          std::erase(st.connections, idle->actor);
-          self->send_exit(idle->actor, caf::exit_reason::user_shutdown);
-        }
-        self->delayed_send(self, std::chrono::seconds(1), atom::retire::value);
+      if (st.retired) {
+        quit_when_idle(self);
         return;
       }
-      quit_when_idle(self);
+      report_first_check(self);
+      st.retired = true;
+      st.active = false;
+      ++st.generation;
+      st.shared->enabled.store(false);
+      // Here, not in the node: this actor publishes the series, and no
+      // longer does from now on.
+      if (deleted)
+        st.stats->forget_cluster(st.cfg.name);
+      // Idle connections end now; lent ones when they come back (the pool
+      // takes none any more).
+      for (auto& idle : st.shared->retire_pool()) {
+        std::erase(st.connections, idle.actor);
+        self->send_exit(idle.actor, caf::exit_reason::user_shutdown);
+      }
+      self->delayed_send(self, std::chrono::seconds(1), atom::retire::value, deleted);
     },
     [self](atom::acquire) -> caf::result<conn_lease> {
       auto& st = self->state;
@@ -180,7 +185,7 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
     },
     [self](atom::release, conn_lease& lease, bool reusable) {
       auto& st = self->state;
-      if (reusable && !st.retired && st.shared->give_back(lease))
+      if (reusable && st.shared->give_back(lease))
         return;
       std::erase(st.connections, lease.actor);
       self->send_exit(lease.actor, caf::exit_reason::user_shutdown);

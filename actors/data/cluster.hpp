@@ -56,9 +56,9 @@ struct cluster_actor_state {
 /// - (activate, bool on): the health cache transitions of the spec:
 ///   deactivated -> UNKNOWN and out of routing at once; activated ->
 ///   PENDING and checked now rather than after a whole interval;
-/// - (retire): the cluster was replaced or deleted; it leaves routing at
-///   once and quits when its in-flight queries have returned their
-///   connections;
+/// - (retire, bool deleted): the cluster was replaced or deleted; it
+///   leaves routing at once (and, deleted, the metrics) and quits when its
+///   in-flight queries have returned their connections;
 /// - (check, generation): INTERNAL, runs one health check and schedules
 ///   the next.
 caf::behavior cluster_actor(caf::stateful_actor<cluster_actor_state>* self,

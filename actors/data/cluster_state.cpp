@@ -5,6 +5,8 @@
 
 #include <caf/send.hpp>
 
+#include <utility>
+
 namespace qf {
 
 std::string_view to_string(health h) {
@@ -65,10 +67,16 @@ std::optional<conn_lease> cluster_state::take_idle() {
 
 bool cluster_state::give_back(conn_lease& lease) {
   std::lock_guard guard{pool_mtx_};
-  if (idle_.size() >= pool_size)
+  if (retired_ || idle_.size() >= pool_size)
     return false;
   idle_.push_back(std::move(lease));
   return true;
+}
+
+std::vector<conn_lease> cluster_state::retire_pool() {
+  std::lock_guard guard{pool_mtx_};
+  retired_ = true;
+  return std::exchange(idle_, {});
 }
 
 void cluster_state::clear_idle() {

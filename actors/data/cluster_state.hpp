@@ -111,9 +111,13 @@ struct cluster_state {
   /// An idle connection, if any: queries borrow without a message hop.
   std::optional<conn_lease> take_idle();
 
-  /// Keeps a connection for reuse; false when the pool is full, and the
-  /// caller then asks the cluster actor to end it.
+  /// Keeps a connection for reuse; false when the pool is full or the
+  /// cluster retired, and the caller then asks the cluster actor to end it.
   bool give_back(conn_lease& lease);
+
+  /// Replaced or deleted: no connection is kept from now on; returns the
+  /// idle ones, for the cluster actor to end.
+  std::vector<conn_lease> retire_pool();
 
   /// Empties the pool (the cluster actor ends the connections).
   void clear_idle();
@@ -123,6 +127,7 @@ private:
   std::atomic<std::shared_ptr<const group_links>> groups_;
   std::mutex pool_mtx_;
   std::vector<conn_lease> idle_;
+  bool retired_ = false; // guarded by pool_mtx_
 };
 
 } // namespace qf

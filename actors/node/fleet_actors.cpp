@@ -123,11 +123,10 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
     for (const auto& [name, old] : before->clusters) {
       if (lookup(next.get(), &active_config::clusters, name) == old)
         continue;
-      if (!next->clusters.contains(name)) {
+      bool deleted = !next->clusters.contains(name);
+      if (deleted)
         old->set_groups({});
-        ctx.stats->forget_cluster(name);
-      }
-      caf::anon_send(old->actor, atom::retire::value);
+      caf::anon_send(old->actor, atom::retire::value, deleted);
       retired.push_back(old->actor);
     }
     for (const auto& [name, old] : before->groups) {

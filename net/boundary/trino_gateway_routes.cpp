@@ -1,6 +1,7 @@
 #include "net/boundary/trino_gateway_routes.hpp"
 
 #include "net/boundary/fleet_change.hpp"
+#include "protocols/config/fleet_edit.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
 
@@ -38,15 +39,7 @@ std::string proxy_to(const config::cluster& c) {
     auto scheme = c.engine == config::engine_kind::mysql ? "mysql://" : "postgres://";
     return scheme + c.host + (c.port ? ":" + std::to_string(c.port) : "") + "/" + c.database;
   }
-  auto url = c.endpoint;
-  auto start = url.find("://");
-  auto at = url.find('@');
-  if (start != std::string::npos && at != std::string::npos && at > start) {
-    auto colon = url.find(':', start + 3);
-    if (colon != std::string::npos && colon < at)
-      url.erase(colon, at - colon); // user:secret@ -> user@
-  }
-  return url;
+  return config::masked_url(c.endpoint);
 }
 
 std::string routing_group(const config::gateway_config& cfg, const std::string& cluster) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 
 namespace qf::config {
 
@@ -70,21 +71,19 @@ std::optional<nlohmann::json> parse_object(std::string_view body, std::string& w
   return doc;
 }
 
+/// Names end up in URLs, metric labels, SQL rows and log lines.
+bool valid_name(std::string_view name) {
+  if (name.empty() || name.size() > 128 || !std::isalnum(static_cast<unsigned char>(name[0])))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
 bool secret_key(const std::string& key) {
   return key == "password" || key == "token";
 }
 
-/// postgres://user:secret@host -> postgres://user:********@host
-std::string masked_url(const std::string& url) {
-  auto start = url.find("://");
-  auto at = url.find('@');
-  if (start == std::string::npos || at == std::string::npos || at < start)
-    return url;
-  auto colon = url.find(':', start + 3);
-  if (colon == std::string::npos || colon > at)
-    return url;
-  return url.substr(0, colon + 1) + std::string{secret_mask} + url.substr(at);
-}
 
 void mask(nlohmann::json& doc) {
   if (!doc.is_object())
@@ -119,6 +118,28 @@ void unmask(nlohmann::json& doc, const nlohmann::json& stored) {
 
 } // namespace
 
+std::string masked_url(const std::string& url) {
+  auto out = url;
+  auto start = out.find("://");
+  auto at = out.find('@');
+  auto path = start == std::string::npos ? std::string::npos : out.find('/', start + 3);
+  if (start != std::string::npos && at != std::string::npos && at > start && at < path) {
+    auto colon = out.find(':', start + 3);
+    if (colon != std::string::npos && colon < at)
+      out = out.substr(0, colon + 1) + std::string{secret_mask} + out.substr(at);
+  }
+  // ...?password=secret&sslmode=require
+  for (auto q = out.find('?'); q != std::string::npos;) {
+    auto amp = out.find('&', q + 1);
+    auto param = out.substr(q + 1, amp == std::string::npos ? std::string::npos : amp - q - 1);
+    if (param.rfind("password=", 0) == 0)
+      out = out.substr(0, q + 10) + std::string{secret_mask}
+            + (amp == std::string::npos ? "" : out.substr(amp));
+    q = out.find('&', q + 1);
+  }
+  return out;
+}
+
 std::string shown_item(const std::string& name, const std::string& stored) {
   auto doc = nlohmann::json::parse(stored, nullptr, false);
   nlohmann::ordered_json out;
@@ -140,8 +161,9 @@ std::optional<std::string> find_item(const fleet& f, fleet_item kind, std::strin
 
 fleet_edit put_item(const fleet& before, std::string_view yaml_text, fleet_item kind,
                     const std::string& name, std::string_view body) {
-  if (name.empty())
-    return refuse(400, "a name is required");
+  if (!valid_name(name))
+    return refuse(400, "a name is 1 to 128 letters, digits, '_', '-' or '.', starting with a "
+                       "letter or digit");
   std::string why;
   auto doc = parse_object(body, why);
   if (!doc)
@@ -309,7 +331,12 @@ fleet_edit put_backend(const fleet& before, std::string_view yaml_text, std::str
   auto cluster = stored ? nlohmann::json::parse(*stored, nullptr, false) : nlohmann::json::object();
   if (!cluster.is_object())
     cluster = nlohmann::json::object();
-  if (!endpoint_keys(text("proxyTo", ""), cluster, why))
+  auto proxy_to = text("proxyTo", "");
+  // What GET showed (the password masked) sent back means the stored one.
+  if (auto e = cluster.find("endpoint"); e != cluster.end() && e->is_string()
+                                         && masked_url(e->get<std::string>()) == proxy_to)
+    proxy_to = e->get<std::string>();
+  if (!endpoint_keys(proxy_to, cluster, why))
     return refuse(400, why);
   if (auto a = doc->find("active"); a != doc->end() && a->is_boolean())
     cluster["enabled"] = a->get<bool>();

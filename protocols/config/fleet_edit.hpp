@@ -65,6 +65,9 @@ inline constexpr std::string_view secret_mask = "********";
 /// A PUT that sends a mask back keeps the stored secret.
 std::string shown_item(const std::string& name, const std::string& stored);
 
+/// A URL with its password masked: user:********@, and ?password=********.
+std::string masked_url(const std::string& url);
+
 /// The stored JSON of one item, or nullopt.
 std::optional<std::string> find_item(const fleet& f, fleet_item kind, std::string_view name);
 

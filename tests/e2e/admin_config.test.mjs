@@ -8,8 +8,7 @@ import pg from 'pg';
 import {
   startGateway, config, runRaw, submit, follow, waitFor, parseMetrics, metricValue,
 } from './support/gateway.mjs';
-
-const PG_URL = process.env.QF_PG_URL || 'postgres://postgres@127.0.0.1:15432/postgres';
+import { PG_URL, freshDatabase, sql } from './support/database.mjs';
 
 const json = (method, body) => ({
   method,
@@ -113,10 +112,11 @@ test('clusters, groups and routing change live; bad input changes nothing', asyn
 });
 
 test('a cluster replaced or deactivated under a running query lets it finish, and its limit holds', async (t) => {
+  const db = await freshDatabase(t, 'qf_e2e_replace'); // its connections are this test's alone
   const gw = await startGateway(config({
     trinoPort: 24002,
     adminPort: 24003,
-    clusters: { p: { engine: 'postgres', endpoint: PG_URL, maxRunningQueries: 1 } },
+    clusters: { p: { engine: 'postgres', endpoint: db, maxRunningQueries: 1 } },
     clusterGroups: { g: { members: ['p'], maxRunningQueries: 1, maxQueuedQueries: 10 } },
   }));
   t.after(() => gw.kill());
@@ -127,7 +127,7 @@ test('a cluster replaced or deactivated under a running query lets it finish, an
   await waitFor(async () => (await gw.admin('/admin/clusters/p')).body.runningQueries === 1,
     { what: 'the first query running' });
   const replaced = await gw.admin('/admin/config/clusters/p', json('PUT', {
-    engine: 'postgres', endpoint: PG_URL, maxRunningQueries: 1, healthCheckQuery: 'SELECT 2',
+    engine: 'postgres', endpoint: db, maxRunningQueries: 1, healthCheckQuery: 'SELECT 2',
   }));
   assert.equal(replaced.status, 200, replaced.text);
   assert.equal((await gw.admin('/admin/clusters/p')).body.runningQueries, 1, 'the new cluster counts it');
@@ -138,6 +138,11 @@ test('a cluster replaced or deactivated under a running query lets it finish, an
   const secondResult = await second;
   assert.equal(secondResult.error, undefined);
   assert.deepEqual(secondResult.data, [['second']]);
+  // The replaced cluster ends once its query gave the connection back:
+  // left are the new cluster's health check and its one pooled connection.
+  const backends = async () => (await sql(PG_URL,
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = '${db.slice(db.lastIndexOf('/') + 1)}'`))[0].n;
+  await waitFor(async () => (await backends()) === 2, { what: 'the old cluster\'s connections closed', timeoutMs: 10000 });
   const a = await gw.historyRecord(first.body.id);
   const b = (await gw.history({ search: "'second'" })).queries[0];
   assert.ok(b.startedAtMs >= a.finishedAtMs,
@@ -163,9 +168,9 @@ test('a cluster replaced or deactivated under a running query lets it finish, an
   assert.deepEqual(drained.data, [['draining']]);
   assert.equal((await gw.admin('/admin/clusters/p')).body.runningQueries, 0);
 
-  const c = new pg.Client({ connectionString: PG_URL });
+  const c = new pg.Client({ connectionString: db });
   await c.connect();
-  t.after(() => c.end());
   const sleeping = await c.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%''draining'' FROM pg_sleep%' AND state = 'active' AND pid <> pg_backend_pid()");
+  await c.end();
   assert.equal(sleeping.rows[0].n, 0);
 });

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import pg from 'pg';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -132,6 +133,15 @@ test('Trino clusters behind QueryFlux: paging, stickiness, types, headers, error
   { encoding: 'utf8', timeout: 20000 });
   assert.equal(psql.stderr, '');
   assert.equal(psql.stdout, '42|1.25|2024-02-29|2024-02-29 12:00:00.123|héllo||t\n');
+
+  // A user name cannot smuggle headers (or requests) to the cluster.
+  const eve = new pg.Client({ host: '127.0.0.1', port: ports.front.pg, user: 'eve\r\nX-Trino-Source: injected', database: 'x' });
+  await eve.connect();
+  for (let i = 0; i < 2; i += 1) assert.deepEqual((await eve.query(`SELECT ${i} AS smuggled`)).rows, [{ smuggled: i }]);
+  await eve.end();
+  const [atOneEve] = (await one.history({ search: 'AS smuggled' })).queries;
+  assert.equal(atOneEve.user, 'eveX-Trino-Source: injected');
+  assert.notEqual(atOneEve.source, 'injected');
 
   // The cluster's error, with its message, reaches the client.
   const bad = await runRaw(front.trinoUrl, 'SELEC 1');

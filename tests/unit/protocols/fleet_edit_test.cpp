@@ -164,3 +164,23 @@ TEST(fleet_edit, set_enabled_on_the_running_config_gives_what_validating_gives) 
   EXPECT_EQ(fast.config->groups, slow.config->groups);
   EXPECT_EQ(set_enabled(before, file, "zz", false, &*running.config).status, 404);
 }
+
+TEST(fleet_edit, names_are_plain_and_url_passwords_are_masked) {
+  for (const char* bad : {"", "-x", "a b", "a/b", "\xff", "a\r\nb"})
+    EXPECT_EQ(put_item(before, file, fleet_item::cluster, bad, R"({"engine":"duckDb"})").status, 400)
+      << bad;
+  EXPECT_EQ(put_item(before, file, fleet_item::cluster, "eu-west.2_a", R"({"engine":"duckDb"})").status,
+            201);
+  EXPECT_EQ(masked_url("postgres://u:pw@h:5432/db?sslmode=require&password=x&a=b"),
+            "postgres://u:********@h:5432/db?sslmode=require&password=********&a=b");
+  EXPECT_EQ(masked_url("postgres://h/db?password=x"), "postgres://h/db?password=********");
+  EXPECT_EQ(masked_url("http://trino:8080/path@x"), "http://trino:8080/path@x");
+  // Trino Gateway's update sends back what /gateway/backend/all showed.
+  auto with_pw = put_backend(before, file, R"({"name":"p","proxyTo":"postgres://u:pw@db/x","routingGroup":"g"})",
+                             true);
+  ASSERT_EQ(with_pw.status, 200) << with_pw.message;
+  auto again = put_backend(with_pw.next, file,
+                           R"({"name":"p","proxyTo":"postgres://u:********@db/x","routingGroup":"g"})", false);
+  ASSERT_EQ(again.status, 200) << again.message;
+  EXPECT_EQ(again.config->find_cluster("p")->endpoint, "postgres://u:pw@db/x");
+}
