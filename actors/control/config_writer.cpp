@@ -101,20 +101,22 @@ bool refused_for_test(const std::string& name) {
 
 /// Hands the fleet to the snapshot holder and waits for its answer (this
 /// thread is our own: the actor is detached).
-bool apply(caf::event_based_actor* self, const writer_state& st, config::gateway_config cfg,
-           config::fleet fleet) {
+enum class applied { yes, refused, unknown };
+
+applied apply(caf::event_based_actor* self, const writer_state& st, config::gateway_config cfg,
+              config::fleet fleet) {
   caf::scoped_actor waiter{self->system()};
-  bool ok = false;
+  auto out = applied::unknown;
   waiter
     ->request(st.cfg.holder, std::chrono::seconds(10), atom::update::value,
               fleet_update{std::make_shared<const config::gateway_config>(std::move(cfg)),
                            std::move(fleet)})
-    .receive([&](bool applied) { ok = applied; },
+    .receive([&](bool ok) { out = ok ? applied::yes : applied::refused; },
              [&](caf::error& err) {
                spdlog::error("the running node did not answer a configuration change: {}",
                              caf::to_string(err));
              });
-  return ok;
+  return out;
 }
 
 void change_in_memory(caf::event_based_actor* self, writer_state& st, const fleet_request& r,
@@ -125,7 +127,7 @@ void change_in_memory(caf::event_based_actor* self, writer_state& st, const flee
   auto e = edit(active->fleet, st.cfg.config_text, r, active->config.get());
   if (e.status >= 300)
     return respond({e.status, e.message});
-  if (refused_for_test(r.name) || !apply(self, st, std::move(*e.config), e.next))
+  if (refused_for_test(r.name) || apply(self, st, std::move(*e.config), e.next) != applied::yes)
     return respond({500, "the running node did not accept the change"});
   respond({e.status, answer_body(r, e.next)});
 }
@@ -154,8 +156,18 @@ void change_stored(caf::event_based_actor* self, writer_state& st, const fleet_r
     spdlog::error("cannot store a configuration change: {}", ex.what());
     return respond({503, "the configuration database cannot be reached; nothing changed"});
   }
-  if (!refused_for_test(r.name) && apply(self, st, std::move(*e.config), e.next))
+  auto outcome = refused_for_test(r.name) ? applied::refused
+                                          : apply(self, st, std::move(*e.config), e.next);
+  if (outcome == applied::yes)
     return respond({e.status, answer_body(r, e.next)});
+  if (outcome == applied::unknown) {
+    // The node may still take it: undoing now could leave the two apart
+    // for good. The database keeps the change, and the reload (which
+    // this forgets having seen) brings the node to it either way.
+    st.revision = -1;
+    return respond({503, "the change is stored, but the running node did not answer in time; "
+                         "it follows the database within configReloadIntervalSecs"});
+  }
   // Compensation: the node did not take it, so neither does the database.
   // A failing compensation is attached; the original error is the answer.
   std::string error = "the running node did not accept the change";
@@ -204,7 +216,7 @@ void reload(caf::event_based_actor* self, writer_state& st) {
       st.cfg.stats->config_reload_failed("reload");
       return;
     }
-    if (!apply(self, st, std::move(*loaded.config), std::move(stored))) {
+    if (apply(self, st, std::move(*loaded.config), std::move(stored)) != applied::yes) {
       st.cfg.stats->config_reload_failed("reload");
       return;
     }
