@@ -97,6 +97,13 @@ test('clusters, groups and routing change live; bad input changes nothing', asyn
   }
   assert.deepEqual((await gw.admin('/admin/config/clusters')).body, before);
   assert.equal((await gw.admin('/admin/config/groups/k')).status, 404);
+  assert.deepEqual((await gw.admin('/admin/config/groups/h')).body, { name: 'h', members: ['d'], maxRunningQueries: 2 });
+
+  // POST adds, with the name in the body.
+  const posted = await gw.admin('/admin/config/clusters', json('POST', { name: 'e', engine: 'sqlite' }));
+  assert.equal(posted.status, 201, posted.text);
+  assert.deepEqual((await gw.admin('/admin/config/clusters/e')).body, { name: 'e', engine: 'sqlite' });
+  assert.equal((await gw.admin('/admin/config/clusters/e', { method: 'DELETE' })).status, 200);
 
   // Delete, in the order references allow: out of routing, cache and metrics.
   assert.equal((await gw.admin('/admin/config/routing', { method: 'DELETE' })).status, 200);
