@@ -95,9 +95,6 @@ bool named_for_test(const std::string& name, std::string_view suffix = {}) {
   return false;
 }
 
-bool refused_for_test(const std::string& name) {
-  return named_for_test(name);
-}
 
 /// Hands the fleet to the snapshot holder and waits for its answer (this
 /// thread is our own: the actor is detached).
@@ -127,7 +124,7 @@ void change_in_memory(caf::event_based_actor* self, writer_state& st, const flee
   auto e = edit(active->fleet, st.cfg.config_text, r, active->config.get());
   if (e.status >= 300)
     return respond({e.status, e.message});
-  if (refused_for_test(r.name) || apply(self, st, std::move(*e.config), e.next) != applied::yes)
+  if (named_for_test(r.name) || apply(self, st, std::move(*e.config), e.next) != applied::yes)
     return respond({500, "the running node did not accept the change"});
   respond({e.status, answer_body(r, e.next)});
 }
@@ -156,7 +153,7 @@ void change_stored(caf::event_based_actor* self, writer_state& st, const fleet_r
     spdlog::error("cannot store a configuration change: {}", ex.what());
     return respond({503, "the configuration database cannot be reached; nothing changed"});
   }
-  auto outcome = refused_for_test(r.name) ? applied::refused
+  auto outcome = named_for_test(r.name) ? applied::refused
                                           : apply(self, st, std::move(*e.config), e.next);
   if (outcome == applied::yes)
     return respond({e.status, answer_body(r, e.next)});

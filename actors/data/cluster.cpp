@@ -116,7 +116,7 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
     for (auto& conn : st.connections)
       self->send_exit(conn, msg.reason);
     st.connections.clear();
-    st.shared->clear_idle();
+    st.shared->retire_pool(); // ended above, with every connection
     if (st.checker)
       self->send_exit(st.checker, msg.reason);
     self->quit(msg.reason);

@@ -79,9 +79,4 @@ std::vector<conn_lease> cluster_state::retire_pool() {
   return std::exchange(idle_, {});
 }
 
-void cluster_state::clear_idle() {
-  std::lock_guard guard{pool_mtx_};
-  idle_.clear();
-}
-
 } // namespace qf

@@ -119,9 +119,6 @@ struct cluster_state {
   /// idle ones, for the cluster actor to end.
   std::vector<conn_lease> retire_pool();
 
-  /// Empties the pool (the cluster actor ends the connections).
-  void clear_idle();
-
 private:
   std::shared_ptr<std::atomic<uint32_t>> running_;
   std::atomic<std::shared_ptr<const group_links>> groups_;

@@ -215,7 +215,8 @@ void fetch_more(self_ptr self) {
       });
 }
 
-/// What engines that take the client's session along (Trino) are told.
+/// What engines that take the client's session along (Trino) are told;
+/// only they get it, so that other statements copy no headers.
 engines::session_context session_of(const statement_spec& spec) {
   engines::session_context out;
   out.user = spec.session.user;
@@ -235,7 +236,9 @@ void execute(self_ptr self) {
   self
     ->request(state.lease->actor, caf::infinite, atom::execute::value,
               statement_request{state.spec.sql, state.spec.params,
-                                state.node->trino.max_page_rows, session_of(state.spec)})
+                                state.node->trino.max_page_rows,
+                                state.cluster->engine_type == "trino" ? session_of(state.spec)
+                                                                      : engines::session_context{}})
     .then(
       [self](statement_result& r) {
         auto& st = self->state;

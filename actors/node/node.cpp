@@ -27,6 +27,15 @@ std::string node_services::query_id(uint64_t ticket, std::string_view prefix) co
   return std::string{prefix} + buf + node_suffix + "_" + std::to_string(ticket);
 }
 
+std::vector<std::shared_ptr<const query_summary>> node_services::unfinished_statements() const {
+  std::vector<std::shared_ptr<const query_summary>> out;
+  for (const auto* registry : {queries.get(), wire_statements.get()})
+    for (const auto& q : registry->all())
+      if (q.summary && !(q.live && q.live->finished.load()))
+        out.push_back(q.summary);
+  return out;
+}
+
 node::node(caf::actor_system& sys, const config::gateway_config& cfg,
            config::fleet fleet, std::string config_text)
   : services_(std::make_shared<node_services>()) {

@@ -85,6 +85,10 @@ struct node_services {
   /// Queries whose client has not yet received their last page.
   std::atomic<int64_t> in_flight{0};
 
+  /// The statements of every frontend between arrival and their end (a
+  /// finished Trino query lingers in `queries` for its last poll).
+  std::vector<std::shared_ptr<const query_summary>> unfinished_statements() const;
+
   /// Ready once a snapshot is active and every cluster had a first check;
   /// not ready while draining, so that load balancers move away.
   bool ready() const {

@@ -11,7 +11,6 @@ caf::behavior snapshot_holder(caf::stateful_actor<snapshot_holder_state>* self,
   auto& st = self->state;
   st.active = build_fleet(ctx, std::move(first.config), std::move(first.fleet), nullptr,
                           st.retired);
-  st.swaps = 1;
   published->store(st.active);
   // A retired actor that has ended needs no handle any more.
   self->set_down_handler([self](caf::down_msg& msg) {
@@ -30,7 +29,6 @@ caf::behavior snapshot_holder(caf::stateful_actor<snapshot_holder_state>* self,
     self->quit(msg.reason);
   });
   return {
-    [self](atom::get) { return self->state.swaps; },
     [self, published](atom::close, bool expired) {
       // databaseCache expiry: without a config, queries get the
       // protocols' "not configured" errors until the database answers.
@@ -47,7 +45,6 @@ caf::behavior snapshot_holder(caf::stateful_actor<snapshot_holder_state>* self,
         return false;
       }
       published->store(s.active);
-      ++s.swaps;
       for (auto i = known; i < s.retired.size(); ++i)
         self->monitor(s.retired[i]);
       return true;

@@ -20,11 +20,9 @@ struct snapshot_holder_state {
   std::shared_ptr<const active_config> active;
   /// Replaced actors still finishing their work, ended with the node.
   std::vector<caf::actor> retired;
-  uint64_t swaps = 0;
 };
 
 /// Handlers:
-/// - (get) -> uint64_t swaps so far (1 after start);
 /// - (update, fleet_update) -> bool: builds the next active config on the
 ///   running one and publishes it; false when it cannot be built (the
 ///   running one stays);

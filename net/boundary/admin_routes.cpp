@@ -156,30 +156,27 @@ private:
   /// Every statement between arrival and its end, from all frontends.
   std::string running_queries() const {
     std::string out = "[";
-    for (const auto* registry : {node_->queries.get(), node_->wire_statements.get()})
-      for (const auto& q : registry->all()) {
-        if (!q.summary || (q.live && q.live->finished.load()))
-          continue; // a finished Trino query lingers for its last poll
-        const auto& s = *q.summary;
-        auto now = s.now();
-        if (out.size() > 1)
-          out += ',';
-        out += "{\"id\":";
-        json_text::append_string(out, s.id);
-        out += ",\"submittedBy\":";
-        json_text::append_string(out, s.user);
-        out += ",\"protocol\":";
-        json_text::append_string(out, s.protocol);
-        out += ",\"group\":";
-        json_text::append_string(out, now.group);
-        out += ",\"cluster\":";
-        json_text::append_string(out, now.cluster);
-        out += ",\"state\":";
-        json_text::append_string(out, now.state);
-        out += ",\"sqlPreview\":";
-        json_text::append_string(out, s.sql_preview);
-        out += '}';
-      }
+    for (const auto& summary : node_->unfinished_statements()) {
+      const auto& s = *summary;
+      auto now = s.now();
+      if (out.size() > 1)
+        out += ',';
+      out += "{\"id\":";
+      json_text::append_string(out, s.id);
+      out += ",\"submittedBy\":";
+      json_text::append_string(out, s.user);
+      out += ",\"protocol\":";
+      json_text::append_string(out, s.protocol);
+      out += ",\"group\":";
+      json_text::append_string(out, now.group);
+      out += ",\"cluster\":";
+      json_text::append_string(out, now.cluster);
+      out += ",\"state\":";
+      json_text::append_string(out, now.state);
+      out += ",\"sqlPreview\":";
+      json_text::append_string(out, s.sql_preview);
+      out += '}';
+    }
     return out + "]";
   }
 

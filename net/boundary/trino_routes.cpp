@@ -186,23 +186,20 @@ private:
   http::response query_list() const {
     http::response res;
     res.body = "[";
-    for (const auto* registry : {node_->queries.get(), node_->wire_statements.get()})
-      for (const auto& q : registry->all()) {
-        if (!q.summary || (q.live && q.live->finished.load()))
-          continue;
-        const auto& s = *q.summary;
-        if (res.body.size() > 1)
-          res.body += ',';
-        res.body += "{\"queryId\":";
-        json_text::append_string(res.body, s.id);
-        res.body += ",\"state\":";
-        json_text::append_string(res.body, s.now().state);
-        res.body += ",\"query\":";
-        json_text::append_string(res.body, s.sql_preview);
-        res.body += ",\"session\":{\"user\":";
-        json_text::append_string(res.body, s.user);
-        res.body += "}}";
-      }
+    for (const auto& summary : node_->unfinished_statements()) {
+      const auto& s = *summary;
+      if (res.body.size() > 1)
+        res.body += ',';
+      res.body += "{\"queryId\":";
+      json_text::append_string(res.body, s.id);
+      res.body += ",\"state\":";
+      json_text::append_string(res.body, s.now().state);
+      res.body += ",\"query\":";
+      json_text::append_string(res.body, s.sql_preview);
+      res.body += ",\"session\":{\"user\":";
+      json_text::append_string(res.body, s.user);
+      res.body += "}}";
+    }
     res.body += ']';
     return res;
   }

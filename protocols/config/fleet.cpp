@@ -1,51 +1,12 @@
 #include "protocols/config/fleet.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include "protocols/common/json_writer.hpp"
 
-#include <charconv>
+#include <yaml-cpp/yaml.h>
 
 namespace qf::config {
 
 namespace {
-
-void append_json_string(std::string& out, const std::string& s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
-
-/// A plain scalar that reads as a number keeps being one in JSON.
-bool is_number(const std::string& s) {
-  double d = 0;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), d);
-  return !s.empty() && r.ec == std::errc{} && r.ptr == s.data() + s.size();
-}
 
 void append_json(std::string& out, const YAML::Node& n) {
   switch (n.Type()) {
@@ -56,7 +17,7 @@ void append_json(std::string& out, const YAML::Node& n) {
         if (!first)
           out += ',';
         first = false;
-        append_json_string(out, kv.first.Scalar());
+        json_text::append_string(out, kv.first.Scalar());
         out += ':';
         append_json(out, kv.second);
       }
@@ -76,10 +37,11 @@ void append_json(std::string& out, const YAML::Node& n) {
     case YAML::NodeType::Scalar: {
       const auto& s = n.Scalar();
       bool plain = n.Tag() != "!"; // "!" marks a quoted scalar: a string
-      if (plain && (s == "true" || s == "false" || is_number(s)))
+      // A plain scalar that reads as a JSON number keeps being one.
+      if (plain && (s == "true" || s == "false" || json_text::is_number(s)))
         out += s;
       else
-        append_json_string(out, s);
+        json_text::append_string(out, s);
       break;
     }
     default:

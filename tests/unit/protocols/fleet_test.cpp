@@ -67,3 +67,16 @@ TEST(fleet, a_bad_stored_fleet_is_reported_with_paths) {
   f.clusters[0].second = "{not json";
   EXPECT_FALSE(load_with_fleet(file_b, f).config);
 }
+
+TEST(fleet, scalars_that_are_not_json_numbers_stay_strings) {
+  auto f = fleet_of(R"(
+queryflux: {}
+clusters:
+  d: { engine: duckDb, maxRunningQueries: 007, healthCheckQuery: inf, initSql: ["SELECT 1.5"] }
+clusterGroups:
+  g: { members: [d], maxQueuedQueries: 12 }
+)");
+  EXPECT_EQ(f.clusters[0].second,
+            R"({"engine":"duckDb","maxRunningQueries":"007","healthCheckQuery":"inf","initSql":["SELECT 1.5"]})");
+  EXPECT_EQ(f.groups[0].second, R"({"members":["d"],"maxQueuedQueries":12})");
+}
