@@ -4,7 +4,7 @@
 // values arrive in the canonical form the frontends expect.
 #include "engines/postgres_engine.hpp"
 
-#include "protocols/common/hex.hpp"
+#include "engines/postgres_results.hpp"
 
 #include <libpq-fe.h>
 
@@ -17,112 +17,11 @@ namespace qf::engines {
 
 namespace {
 
-/// libpq's own error text, trimmed of its trailing newline.
-std::string pq_message(const char* text) {
-  std::string s = text ? text : "";
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
-    s.pop_back();
-  return s;
-}
-
-error_kind classify(const char* sqlstate) {
-  std::string_view code = sqlstate ? sqlstate : "";
-  if (code == "57014")
-    return error_kind::cancelled;
-  if (code == "42601")
-    return error_kind::syntax;
-  if (code.empty() || code.substr(0, 2) == "08" || code.substr(0, 2) == "XX"
-      || code.substr(0, 2) == "53" || code.substr(0, 2) == "57")
-    return error_kind::internal;
-  return error_kind::user;
-}
-
-engine_error result_error(PGresult* res) {
-  auto* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-  // The primary message alone: frontends add their own "ERROR:" framing.
-  auto* primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-  return engine_error(classify(state),
-                      pq_message(primary ? primary : PQresultErrorMessage(res)),
-                      state ? state : "");
-}
-
-sql_type map_type(Oid oid, int mod) {
-  switch (oid) {
-    case 16:
-      return {type_id::boolean};
-    case 21:
-      return {type_id::smallint};
-    case 23:
-      return {type_id::integer};
-    case 20:
-      return {type_id::bigint};
-    case 700:
-      return {type_id::real};
-    case 701:
-      return {type_id::double_precision};
-    case 1700:
-      if (mod >= 4) {
-        auto m = mod - 4;
-        return {type_id::decimal, static_cast<uint8_t>((m >> 16) & 0xFFFF),
-                static_cast<uint8_t>(m & 0xFFFF)};
-      }
-      return {type_id::decimal, 0, 0}; // unconstrained numeric
-    case 17:
-      return {type_id::varbinary};
-    case 1082:
-      return {type_id::date};
-    case 1083:
-      return {type_id::time, static_cast<uint8_t>(mod >= 0 ? mod : 6)};
-    case 1114:
-      return {type_id::timestamp, static_cast<uint8_t>(mod >= 0 ? mod : 6)};
-    case 1184:
-      return {type_id::timestamp_tz, static_cast<uint8_t>(mod >= 0 ? mod : 6)};
-    case 2950:
-      return {type_id::uuid};
-    case 114:
-    case 3802:
-      return {type_id::json};
-    case 1186:
-      return {type_id::interval};
-    default:
-      return {type_id::varchar}; // text, varchar, name, and the rest as text
-  }
-}
-
-
-/// PostgreSQL's text output, turned into our canonical cell text.
-std::string canonical(type_id t, const char* value, int length) {
-  std::string_view v{value, static_cast<size_t>(length)};
-  switch (t) {
-    case type_id::boolean:
-      return v == "t" ? "true" : "false";
-    case type_id::varbinary: {
-      if (v.substr(0, 2) != "\\x")
-        return std::string{v};
-      std::string out;
-      out.reserve((v.size() - 2) / 2);
-      for (size_t i = 2; i + 1 < v.size(); i += 2)
-        out += static_cast<char>(hex_digit_value(v[i]) * 16 + hex_digit_value(v[i + 1]));
-      return out;
-    }
-    case type_id::timestamp_tz:
-      // The session runs in UTC: drop the "+00" PostgreSQL appends.
-      if (v.size() > 3 && v.substr(v.size() - 3) == "+00")
-        v.remove_suffix(3);
-      return std::string{v};
-    default:
-      return std::string{v};
-  }
-}
-
 class pg_cursor : public cursor {
 public:
   /// first: the statement's first result, already fetched.
   pg_cursor(PGconn* conn, PGresult* first) : conn_(conn), pending_(first) {
-    auto n = PQnfields(first);
-    for (int i = 0; i < n; ++i)
-      columns_.push_back({PQfname(first, i),
-                          map_type(PQftype(first, i), PQfmod(first, i))});
+    columns_ = columns_of(first);
     if (PQresultStatus(first) == PGRES_COMMAND_OK) {
       auto* tuples = PQcmdTuples(first);
       affected_ = tuples && *tuples ? std::atoll(tuples) : -1;
@@ -157,7 +56,7 @@ public:
       }
       switch (PQresultStatus(res)) {
         case PGRES_SINGLE_TUPLE:
-          append(out, res);
+          append_row(out, columns_, res, 0);
           ++taken;
           break;
         case PGRES_TUPLES_OK:
@@ -178,17 +77,6 @@ public:
   }
 
 private:
-  void append(row_batch& out, PGresult* res) {
-    for (int c = 0; c < static_cast<int>(columns_.size()); ++c) {
-      if (PQgetisnull(res, 0, c))
-        out.cells.emplace_back();
-      else
-        out.cells.emplace_back(canonical(columns_[static_cast<size_t>(c)].type.id,
-                                         PQgetvalue(res, 0, c),
-                                         PQgetlength(res, 0, c)));
-    }
-  }
-
   PGconn* conn_;
   PGresult* pending_;
   bool done_ = false;
@@ -269,11 +157,8 @@ private:
       return;
     if (conn_)
       PQfinish(conn_);
-    const char* keys[] = {"dbname", "options", "application_name",
-                          "connect_timeout", nullptr};
-    const char* values[] = {conninfo_.c_str(), "-c TimeZone=UTC", "queryflux",
-                            "10", nullptr};
-    conn_ = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+    pq_connect_params params{conninfo_};
+    conn_ = PQconnectdbParams(params.keys, params.values, /*expand_dbname=*/1);
     if (PQstatus(conn_) != CONNECTION_OK) {
       auto why = pq_message(PQerrorMessage(conn_));
       PQfinish(conn_);

@@ -58,9 +58,10 @@ history_ring::history_ring(size_t capacity)
 
 void history_ring::record(query_record r) {
   std::lock_guard guard{mtx_};
-  if (!ids_.insert(r.proxy_query_id).second)
+  if (ids_.contains(r.proxy_query_id))
     return;
   records_.push_front(std::move(r));
+  ids_.insert(records_.front().proxy_query_id);
   while (records_.size() > capacity_) {
     ids_.erase(records_.back().proxy_query_id);
     records_.pop_back();

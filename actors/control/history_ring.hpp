@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 
 namespace qf {
@@ -31,7 +32,9 @@ private:
   size_t capacity_;
   mutable std::mutex mtx_;
   std::deque<query_record> records_; // newest at the front
-  std::unordered_set<std::string> ids_;
+  /// Views of the records' own ids: a deque keeps its elements in place
+  /// when it grows or shrinks at either end.
+  std::unordered_set<std::string_view> ids_;
 };
 
 /// The JSON object of one record (camelCase keys).

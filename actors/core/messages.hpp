@@ -48,6 +48,7 @@ using put = caf::atom_constant<caf::atom("put")>;
 using erase = caf::atom_constant<caf::atom("erase")>;
 using routing = caf::atom_constant<caf::atom("routing")>;
 using reload = caf::atom_constant<caf::atom("reload")>;
+using pull = caf::atom_constant<caf::atom("pull")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".

@@ -2,6 +2,7 @@
 #include "actors/data/cluster_state.hpp"
 
 #include "actors/core/messages.hpp"
+#include "engines/pg_lane_pool.hpp"
 
 #include <caf/send.hpp>
 
@@ -74,6 +75,8 @@ bool cluster_state::give_back(conn_lease& lease) {
 }
 
 std::vector<conn_lease> cluster_state::retire_pool() {
+  if (lane)
+    lane->retire();
   std::lock_guard guard{pool_mtx_};
   retired_ = true;
   return std::exchange(idle_, {});

@@ -15,6 +15,10 @@
 #include <string>
 #include <vector>
 
+namespace qf::engines {
+class pg_lane_pool;
+} // namespace qf::engines
+
 namespace qf {
 
 /// The health cache states of the spec.
@@ -68,6 +72,9 @@ struct cluster_state {
 
   /// The cluster actor: lends connections, runs health checks.
   caf::actor actor;
+  /// PostgreSQL clusters: the non-blocking connections of the wire fast
+  /// lane, apart from the actor's pool (set once, before sharing).
+  std::shared_ptr<engines::pg_lane_pool> lane;
   /// A group with this cluster as a member, and its queue length.
   struct group_link {
     caf::actor actor;

@@ -4,8 +4,7 @@
 #pragma once
 
 #include "actors/core/messages.hpp"
-#include "actors/data/cluster_state.hpp"
-#include "actors/routing/strategy.hpp"
+#include "actors/data/group_gate.hpp"
 #include "protocols/config/model.hpp"
 
 #include <caf/actor_clock.hpp>
@@ -29,13 +28,10 @@ struct group_state {
     caf::actor_clock::time_point since;
   };
 
-  config::cluster_group cfg;
-  std::vector<std::shared_ptr<cluster_state>> members;
+  /// The config, the members and placement; shared with the fast lane.
+  std::shared_ptr<group_gate> gate;
   std::deque<waiter> queue;
-  routing::strategy_state strategy;
   std::shared_ptr<metrics> stats;
-  /// The queue length, published for clusters deciding whom to notify.
-  std::shared_ptr<std::atomic<uint32_t>> queued;
   /// Replaced or deleted by an admin change; a replaced group hands its
   /// waiters, and whoever still reaches it, to its successor.
   bool retired = false;
@@ -52,10 +48,11 @@ struct group_state {
 ///   actor) or it was deleted (an invalid handle): waiters move to the
 ///   successor in order, or fail; the actor ends a little later, passing
 ///   on meanwhile what still arrives.
+/// The queue length is published through the gate, for clusters deciding
+/// whom to notify and for the fast lane, which admits only past an empty
+/// queue.
 caf::behavior group_actor(caf::stateful_actor<group_state>* self,
-                          config::cluster_group cfg,
-                          std::vector<std::shared_ptr<cluster_state>> members,
-                          std::shared_ptr<metrics> stats,
-                          std::shared_ptr<std::atomic<uint32_t>> queued);
+                          std::shared_ptr<group_gate> gate,
+                          std::shared_ptr<metrics> stats);
 
 } // namespace qf

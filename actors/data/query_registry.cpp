@@ -1,6 +1,10 @@
 // Sharded id -> query actor map.
 #include "actors/data/query_registry.hpp"
 
+#include "actors/core/messages.hpp"
+
+#include <caf/send.hpp>
+
 #include <chrono>
 #include <functional>
 
@@ -26,7 +30,32 @@ void query_registry::add(const std::string& id, caf::actor query,
                          std::shared_ptr<query_summary> summary) {
   auto& s = shard_of(id);
   std::lock_guard guard{s.mtx};
-  s.queries[id] = entry{std::move(query), std::move(live), std::move(summary)};
+  s.queries[id] = entry{std::move(query), std::move(live), std::move(summary), {}};
+}
+
+void query_registry::add(const std::string& id, std::function<void()> canceller,
+                         std::shared_ptr<query_summary> summary) {
+  auto& s = shard_of(id);
+  std::lock_guard guard{s.mtx};
+  s.queries[id] = entry{nullptr, nullptr, std::move(summary), std::move(canceller)};
+}
+
+bool query_registry::cancel(const std::string& id) const {
+  entry e;
+  {
+    const auto& s = shard_of(id);
+    std::lock_guard guard{s.mtx};
+    auto i = s.queries.find(id);
+    if (i == s.queries.end())
+      return false;
+    e = i->second;
+  }
+  // Outside the lock: a canceller may take locks of its own.
+  if (e.canceller)
+    e.canceller();
+  else if (e.actor)
+    caf::anon_send(e.actor, atom::cancel::value, false);
+  return true;
 }
 
 void query_registry::remove(const std::string& id) {

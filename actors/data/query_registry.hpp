@@ -7,6 +7,7 @@
 #include <caf/actor.hpp>
 
 #include <array>
+#include <functional>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -69,16 +70,24 @@ private:
 class query_registry {
 public:
   struct entry {
-    caf::actor actor;
+    caf::actor actor;                         // null for entries with canceller
     std::shared_ptr<query_liveness> live;     // may be null
     std::shared_ptr<query_summary> summary;   // may be null
+    /// For what is not an actor (PostgreSQL wire sessions and their fast
+    /// lane statements): cancels it, from any thread.
+    std::function<void()> canceller;
   };
 
   void add(const std::string& id, caf::actor query,
            std::shared_ptr<query_liveness> live = nullptr,
            std::shared_ptr<query_summary> summary = nullptr);
+  void add(const std::string& id, std::function<void()> canceller,
+           std::shared_ptr<query_summary> summary = nullptr);
   void remove(const std::string& id);
   std::optional<caf::actor> find(const std::string& id) const;
+  /// Cancels the entry's query (not abandoned: its client stays); false
+  /// when there is no such entry.
+  bool cancel(const std::string& id) const;
   size_t size() const;
   std::vector<entry> all() const;
 

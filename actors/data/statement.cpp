@@ -84,13 +84,8 @@ void record(self_ptr self, const std::string& status) {
   r.queue_duration_ms = ms_between(st.created, queued_until);
   r.execution_duration_ms = ms_between(st.started, st.ended);
   r.rows_returned = st.rows;
-  st.node->stats->query_finished(
-    r.engine_type.empty() ? "none" : r.engine_type,
-    r.cluster_group.empty() ? "none" : r.cluster_group, status, r.protocol,
-    std::chrono::duration<double>(st.ended - st.created).count());
-  if (st.node->outbox)
-    st.node->outbox->push(r);
-  st.node->history->record(std::move(r));
+  st.node->record_finished(std::move(r),
+                           std::chrono::duration<double>(st.ended - st.created).count());
 }
 
 void release_slot(self_ptr self) {
@@ -426,10 +421,14 @@ void deliver_fetch(self_ptr self) {
   page.affected = st.affected;
   if (page.done)
     page.pinned = std::move(st.handover);
-  auto promise = std::move(*st.fetch_waiting);
-  st.fetch_waiting.reset();
   bool done = page.done;
-  promise.deliver(std::move(page));
+  if (std::exchange(st.pull_waiting, false)) {
+    st.spec.page_sink(std::move(page));
+  } else {
+    auto promise = std::move(*st.fetch_waiting);
+    st.fetch_waiting.reset();
+    promise.deliver(std::move(page));
+  }
   if (done) {
     st.final_served = true;
     if (st.in_flight->exchange(false))
@@ -442,7 +441,7 @@ void deliver_fetch(self_ptr self) {
 
 void answer_if_ready(self_ptr self, bool deadline_passed) {
   auto& st = self->state;
-  if (st.fetch_waiting) {
+  if (st.fetch_waiting || st.pull_waiting) {
     bool done = st.ph == phase::failed || st.ph == phase::finished;
     // A transaction's last page carries its connection: wait for it.
     bool connection_pending = done && st.spec.keep_pinned && st.lease;
@@ -586,6 +585,12 @@ caf::behavior statement_actor(self_ptr self, statement_spec spec,
     [self](atom::fetch, uint32_t max_rows) {
       auto& st = self->state;
       st.fetch_waiting = self->make_response_promise();
+      st.fetch_max = std::max<uint32_t>(max_rows, 1);
+      answer_if_ready(self, false);
+    },
+    [self](atom::pull, uint32_t max_rows) {
+      auto& st = self->state;
+      st.pull_waiting = static_cast<bool>(st.spec.page_sink);
       st.fetch_max = std::max<uint32_t>(max_rows, 1);
       answer_if_ready(self, false);
     },

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "actors/core/messages.hpp"
+#include "actors/data/statement_spec.hpp"
 #include "actors/node/node.hpp"
 #include "actors/routing/router_chain.hpp"
 #include "protocols/trino/client_session.hpp"
@@ -18,26 +19,6 @@
 #include <optional>
 
 namespace qf {
-
-struct statement_spec {
-  std::string id;
-  uint64_t ticket = 0;
-  std::string sql;
-  engines::parameters params; // for $1, $2... (wire protocols)
-  trino::client_session session;
-  /// The frontend it came through: routing, history and metrics use it.
-  config::protocol protocol = config::protocol::trino_http;
-  /// Published for the reaper (Trino HTTP only; wire sessions own theirs).
-  std::shared_ptr<query_liveness> live;
-  /// What the admin API shows while it runs.
-  std::shared_ptr<query_summary> summary;
-  /// Inside a transaction: run on this connection, skipping routing and
-  /// admission (the transaction holds the slot).
-  std::optional<pinned_connection> pinned;
-  /// Hand the connection and slot back with the last page instead of
-  /// releasing them: the transaction goes on.
-  bool keep_pinned = false;
-};
 
 struct statement_state {
   static inline const char* name = "statement";
@@ -88,6 +69,7 @@ struct statement_state {
   std::shared_ptr<query_liveness> live; // never null: a private one if unset
   /// A wire session waiting for rows (fetch), and how many it takes.
   std::optional<caf::response_promise> fetch_waiting;
+  bool pull_waiting = false; // the same for spec.page_sink
   uint32_t fetch_max = 0;
 
   clock::time_point created = clock::now();
@@ -114,7 +96,8 @@ std::string trino_submitted_page(const std::string& external_address,
 ///   abandoned query ends at once;
 /// - (info, respond): Trino's QueryInfo JSON for GET /v1/query/{id};
 /// - (fetch, uint32_t max_rows) -> statement_page: for wire sessions; the
-///   actor ends after the last page.
+///   actor ends after the last page;
+/// - (pull, uint32_t max_rows): the same, answered to spec.page_sink.
 caf::behavior statement_actor(caf::stateful_actor<statement_state>* self,
                           statement_spec spec,
                           std::shared_ptr<node_services> node);

@@ -2,6 +2,8 @@
 
 #include "actors/data/cluster.hpp"
 #include "actors/data/group.hpp"
+#include "engines/pg_lane_pool.hpp"
+#include "engines/postgres_engine.hpp"
 
 #include <caf/all.hpp>
 
@@ -76,6 +78,9 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
     auto state = std::make_shared<cluster_state>(
       c.name, std::string{config::to_string(c.engine)}, limit, c.enabled,
       c.pool_size.value_or(0), old ? old->running_counter() : nullptr);
+    if (c.engine == config::engine_kind::postgres)
+      state->lane = std::make_shared<engines::pg_lane_pool>(engines::postgres_conninfo(c),
+                                                            state->pool_size);
     next->clusters.emplace(c.name, state);
     fresh.emplace_back(&c, state);
   }
@@ -91,13 +96,12 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
       same_members = before->clusters.at(g.members[i]) == members[i];
     if (old && was && *was == g && same_members) {
       next->groups.emplace(g.name, old);
-      next->group_queues.emplace(g.name, lookup(before, &active_config::group_queues, g.name));
+      next->group_gates.emplace(g.name, lookup(before, &active_config::group_gates, g.name));
       continue;
     }
-    auto queued = std::make_shared<std::atomic<uint32_t>>(0);
-    auto actor = ctx.sys->spawn(group_actor, g, members, ctx.stats, queued);
-    next->groups.emplace(g.name, actor);
-    next->group_queues.emplace(g.name, queued);
+    auto gate = std::make_shared<group_gate>(g, members);
+    next->groups.emplace(g.name, ctx.sys->spawn(group_actor, gate, ctx.stats));
+    next->group_gates.emplace(g.name, std::move(gate));
   }
 
   // Every cluster learns whom to wake; a replaced one too, since queries
@@ -106,7 +110,7 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
     cluster_state::group_links links;
     for (const auto& g : cfg->groups)
       if (std::find(g.members.begin(), g.members.end(), name) != g.members.end())
-        links.push_back({next->groups.at(g.name), next->group_queues.at(g.name)});
+        links.push_back({next->groups.at(g.name), next->group_gates.at(g.name)->queued()});
     if (auto old = lookup(before, &active_config::clusters, name); old && old != state)
       old->set_groups(links);
     state->set_groups(std::move(links));

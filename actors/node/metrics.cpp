@@ -9,6 +9,22 @@
 
 namespace qf {
 
+namespace {
+
+const prometheus::Histogram::BucketBoundaries& duration_buckets() {
+  static const prometheus::Histogram::BucketBoundaries buckets{
+    0.01, 0.05, 0.1, 0.5, 1, 5, 15, 30, 60, 120, 300};
+  return buckets;
+}
+
+const prometheus::Histogram::BucketBoundaries& queue_buckets() {
+  static const prometheus::Histogram::BucketBoundaries buckets{
+    0.1, 0.5, 1, 5, 15, 30, 60, 120, 300};
+  return buckets;
+}
+
+} // namespace
+
 struct metrics::impl {
   std::shared_ptr<prometheus::Registry> registry
     = std::make_shared<prometheus::Registry>();
@@ -110,12 +126,57 @@ void metrics::query_finished(const std::string& engine_type,
           {"status", status},
           {"protocol", protocol}})
     .Increment();
-  static const prometheus::Histogram::BucketBoundaries buckets{
-    0.01, 0.05, 0.1, 0.5, 1, 5, 15, 30, 60, 120, 300};
   impl_->duration
     .Add({{"engine_type", engine_type}, {"cluster_group", cluster_group}},
-         buckets)
+         duration_buckets())
     .Observe(seconds);
+}
+
+struct metrics::route_series {
+  prometheus::Gauge* running;
+  prometheus::Histogram* queue_wait;
+  prometheus::Histogram* duration;
+  prometheus::Counter* succeeded;
+  std::string cluster_group;
+  std::string engine_type;
+  std::string protocol;
+};
+
+std::shared_ptr<metrics::route_series> metrics::series(const std::string& cluster_group,
+                                                       const std::string& cluster_name,
+                                                       const std::string& engine_type,
+                                                       const std::string& protocol) {
+  return std::make_shared<route_series>(route_series{
+    &impl_->running.Add({{"cluster_group", cluster_group}, {"cluster_name", cluster_name}}),
+    &impl_->queue_duration.Add({{"cluster_group", cluster_group}}, queue_buckets()),
+    &impl_->duration.Add({{"engine_type", engine_type}, {"cluster_group", cluster_group}},
+                         duration_buckets()),
+    &impl_->queries.Add({{"engine_type", engine_type},
+                         {"cluster_group", cluster_group},
+                         {"status", "Success"},
+                         {"protocol", protocol}}),
+    cluster_group, engine_type, protocol});
+}
+
+void metrics::running_changed(route_series& s, int delta) {
+  s.running->Increment(delta);
+}
+
+void metrics::queue_wait(route_series& s, double seconds) {
+  s.queue_wait->Observe(seconds);
+}
+
+void metrics::query_finished(route_series& s, const std::string& status, double seconds) {
+  if (status == "Success")
+    s.succeeded->Increment();
+  else
+    impl_->queries
+      .Add({{"engine_type", s.engine_type},
+            {"cluster_group", s.cluster_group},
+            {"status", status},
+            {"protocol", s.protocol}})
+      .Increment();
+  s.duration->Observe(seconds);
 }
 
 void metrics::running_changed(const std::string& cluster_group,
@@ -131,9 +192,7 @@ void metrics::queued_set(const std::string& cluster_group, size_t queued) {
 }
 
 void metrics::queue_wait(const std::string& cluster_group, double seconds) {
-  static const prometheus::Histogram::BucketBoundaries buckets{
-    0.1, 0.5, 1, 5, 15, 30, 60, 120, 300};
-  impl_->queue_duration.Add({{"cluster_group", cluster_group}}, buckets)
+  impl_->queue_duration.Add({{"cluster_group", cluster_group}}, queue_buckets())
     .Observe(seconds);
 }
 

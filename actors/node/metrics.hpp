@@ -27,6 +27,18 @@ public:
   void running_changed(const std::string& cluster_group,
                        const std::string& cluster_name, int delta);
 
+  /// The series one route writes (group, cluster, engine and protocol),
+  /// looked up once: labels are maps, and building them per query showed
+  /// in the PostgreSQL wire fast lane's profile.
+  struct route_series;
+  std::shared_ptr<route_series> series(const std::string& cluster_group,
+                                       const std::string& cluster_name,
+                                       const std::string& engine_type,
+                                       const std::string& protocol);
+  void running_changed(route_series& s, int delta);
+  void queue_wait(route_series& s, double seconds);
+  void query_finished(route_series& s, const std::string& status, double seconds);
+
   /// queryflux_queued_queries{cluster_group}.
   void queued_set(const std::string& cluster_group, size_t queued);
 

@@ -6,6 +6,7 @@
 #include "actors/control/history_ring.hpp"
 #include "actors/data/cluster.hpp"
 #include "actors/data/cluster_state.hpp"
+#include "actors/data/group_gate.hpp"
 #include "actors/data/query_registry.hpp"
 #include "actors/node/metrics.hpp"
 #include "actors/routing/router_chain.hpp"
@@ -29,8 +30,9 @@ struct active_config {
   config::fleet fleet;
   std::unique_ptr<routing::router_chain> routes;
   std::map<std::string, caf::actor, std::less<>> groups;
-  /// Each group's queue length, published by its actor.
-  std::map<std::string, std::shared_ptr<std::atomic<uint32_t>>, std::less<>> group_queues;
+  /// Each group's placement and queue length, shared by its actor and
+  /// the PostgreSQL wire fast lane.
+  std::map<std::string, std::shared_ptr<group_gate>, std::less<>> group_gates;
   std::map<std::string, std::shared_ptr<cluster_state>, std::less<>> clusters;
 };
 
@@ -84,6 +86,11 @@ struct node_services {
   std::atomic<bool> draining{false};
   /// Queries whose client has not yet received their last page.
   std::atomic<int64_t> in_flight{0};
+
+  /// A query ended: its metrics (through `series` when the caller keeps
+  /// its route's), then its history record.
+  void record_finished(query_record r, double seconds,
+                       metrics::route_series* series = nullptr) const;
 
   /// The statements of every frontend between arrival and their end (a
   /// finished Trino query lingers in `queries` for its last poll).

@@ -181,12 +181,8 @@ private:
   }
 
   void cancel_query(const std::string& id, http::respond_fn respond) {
-    auto query = node_->queries->find(id);
-    if (!query)
-      query = node_->wire_statements->find(id);
-    if (!query)
+    if (!node_->queries->cancel(id) && !node_->wire_statements->cancel(id))
       return respond(http::error_response(404, "no running query " + id));
-    caf::anon_send(*query, atom::cancel::value, false);
     std::string out = "{\"cancelled\":";
     json_text::append_string(out, id);
     respond(json_ok(out + "}"));

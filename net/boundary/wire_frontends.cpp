@@ -1,8 +1,9 @@
-// One session actor per wire connection; bytes travel as messages.
+// The wire frontends' sessions: MySQL's are actors, fed bytes as
+// messages; PostgreSQL's run on their socket's strand (pg_wire_session).
 #include "net/boundary/wire_frontends.hpp"
 
 #include "actors/data/mysql_session.hpp"
-#include "actors/data/pg_session.hpp"
+#include "net/boundary/pg_wire_session.hpp"
 
 #include <caf/all.hpp>
 
@@ -68,10 +69,8 @@ wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node,
   return [node, next_pid, random,
           tls_available](std::shared_ptr<wire::connection> conn) {
     auto secret = static_cast<int32_t>(random->next());
-    auto session = node->sys->spawn(pg_session, node, io_of(conn),
-                                    next_pid->fetch_add(1), secret,
-                                    tls_available);
-    return std::make_shared<session_handler>(session);
+    return make_pg_wire_session(node, std::move(conn), next_pid->fetch_add(1), secret,
+                                tls_available);
   };
 }
 

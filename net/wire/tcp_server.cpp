@@ -4,6 +4,7 @@
 #include "net/io/accept_loop.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/ssl.hpp>
@@ -56,7 +57,10 @@ public:
   void write(std::string bytes) override {
     if (bytes.empty())
       return;
-    asio::post(socket_.get_executor(),
+    pending_.fetch_add(bytes.size());
+    // Inline when called on the strand (the PostgreSQL session), posted
+    // from elsewhere (the MySQL session actors).
+    asio::dispatch(socket_.get_executor(),
                [self = shared_from_this(), b = std::move(bytes)]() mutable {
                  self->queue_.push_back(std::move(b));
                  if (self->queue_.size() == 1)
@@ -65,7 +69,7 @@ public:
   }
 
   void close() override {
-    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
       self->closing_ = true;
       if (self->queue_.empty())
         self->shutdown();
@@ -73,13 +77,34 @@ public:
   }
 
   void read_more() override {
-    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
       self->read();
     });
   }
 
+  asio::any_io_executor executor() override {
+    return socket_.get_executor();
+  }
+
+  size_t pending_output() const override {
+    return pending_.load();
+  }
+
+  void when_drained(std::function<void()> fn) override {
+    asio::post(socket_.get_executor(), [self = shared_from_this(), fn = std::move(fn)]() mutable {
+      if (self->closed_)
+        return;
+      if (self->queue_.empty())
+        fn();
+      else
+        self->drained_.push_back(std::move(fn));
+    });
+  }
+
   void start_tls() override {
-    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    // Inline like read_more(), so that a read_more() right after it sees
+    // the handshake pending.
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
       if (!self->owner_->tls) {
         self->shutdown();
         return;
@@ -138,7 +163,11 @@ private:
           self->shutdown();
           return;
         }
+        self->pending_.fetch_sub(self->queue_.front().size());
         self->queue_.pop_front();
+        if (self->queue_.empty())
+          for (auto& fn : std::exchange(self->drained_, {}))
+            fn();
         if (!self->queue_.empty())
           self->flush();
         else if (self->closing_)
@@ -161,6 +190,7 @@ private:
     socket_.close(ignored);
     // tls_ lives as long as the connection: a TLS operation may still be
     // unwinding through it when this runs from its completion handler.
+    drained_.clear(); // they hold their session
     if (auto h = std::exchange(handler_, nullptr))
       h->on_closed();
   }
@@ -170,6 +200,8 @@ private:
   std::shared_ptr<handler> handler_;
   std::array<char, 16384> buffer_;
   std::deque<std::string> queue_;
+  std::atomic<size_t> pending_{0}; // bytes in queue_ and in posted writes
+  std::vector<std::function<void()>> drained_;
   std::optional<asio::ssl::stream<tcp::socket&>> tls_;
   bool tls_pending_ = false; // start_tls() waits for the 'S' to be sent
   bool handshaking_ = false;

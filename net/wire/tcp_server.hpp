@@ -1,8 +1,10 @@
 // Plain TCP listeners for the wire protocols (PostgreSQL, MySQL), Asio
-// behind a pimpl. Reading is credit-based: after each chunk delivered, the
+// behind a pimpl (only the strand's executor type shows). Reading is credit-based: after each chunk delivered, the
 // connection waits for read_more(), so a slow session never buffers a fast
 // client's whole stream.
 #pragma once
+
+#include <boost/asio/any_io_executor.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -23,6 +25,14 @@ public:
   /// After what was written, runs the TLS handshake; the handler hears
   /// on_tls_ready() and everything after is encrypted.
   virtual void start_tls() = 0;
+  /// The strand the handler is called on: work posted there never runs
+  /// beside the handler.
+  virtual boost::asio::any_io_executor executor() = 0;
+  /// Bytes written but not sent yet: how far the client lags behind.
+  virtual size_t pending_output() const = 0;
+  /// Runs fn on the strand once everything written so far is sent; never,
+  /// if the connection closes first.
+  virtual void when_drained(std::function<void()> fn) = 0;
 };
 
 /// Receives a connection's input; called on the connection's strand.

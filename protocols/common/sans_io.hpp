@@ -22,6 +22,11 @@ public:
     return ev;
   }
 
+  /// How many bytes take_output() would return.
+  size_t output_size() const {
+    return out_.size();
+  }
+
   /// Bytes to send to the client.
   std::string take_output() {
     return std::exchange(out_, {});

@@ -113,6 +113,10 @@ public:
   bool wants_rows() const {
     return row_limit_ == 0 || rows_sent_ < row_limit_;
   }
+  /// The running Execute has a row limit (it may suspend).
+  bool row_limited() const {
+    return row_limit_ > 0;
+  }
   void suspend();
   void complete(int64_t affected_rows);
   void fail(const error_fields& e);

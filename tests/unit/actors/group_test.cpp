@@ -59,10 +59,10 @@ protected:
     g.strategy = strategy;
     for (auto& m : members)
       g.members.push_back(m->name);
-    auto queued = std::make_shared<std::atomic<uint32_t>>(0);
-    auto hdl = sys.spawn(group_actor, g, members, stats, queued);
+    auto gate = std::make_shared<group_gate>(g, members);
+    auto hdl = sys.spawn(group_actor, gate, stats);
     for (auto& m : members)
-      m->add_group({hdl, queued});
+      m->add_group({hdl, gate->queued()});
     spawned.push_back(hdl);
     sched.run();
     return hdl;

@@ -1,0 +1,40 @@
+// What a frontend hands a statement actor: the statement, who sent it and
+// how, and where a transaction stands.
+#pragma once
+
+#include "actors/core/messages.hpp"
+#include "actors/data/query_registry.hpp"
+#include "protocols/config/model.hpp"
+#include "protocols/trino/client_session.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace qf {
+
+struct statement_spec {
+  std::string id;
+  uint64_t ticket = 0;
+  std::string sql;
+  engines::parameters params; // for $1, $2... (wire protocols)
+  trino::client_session session;
+  /// The frontend it came through: routing, history and metrics use it.
+  config::protocol protocol = config::protocol::trino_http;
+  /// Published for the reaper (Trino HTTP only; wire sessions own theirs).
+  std::shared_ptr<query_liveness> live;
+  /// What the admin API shows while it runs.
+  std::shared_ptr<query_summary> summary;
+  /// Inside a transaction: run on this connection, skipping routing and
+  /// admission (the transaction holds the slot).
+  std::optional<pinned_connection> pinned;
+  /// Hand the connection and slot back with the last page instead of
+  /// releasing them: the transaction goes on.
+  bool keep_pinned = false;
+  /// For sessions that are not actors: where (pull, max_rows) sends its
+  /// page, from the actor's thread.
+  std::function<void(statement_page)> page_sink;
+};
+
+} // namespace qf

@@ -1,0 +1,99 @@
+// A libpq connection in non-blocking mode, driven by Asio readiness on the
+// thread of the session that borrows it. It has no thread of its own: the
+// statement goes out and its rows come back on the thread the client's
+// socket is served on, which is what lets PostgreSQL clients through
+// QueryFlux keep pace with a pooler (see docs/performance.md).
+#pragma once
+
+#include "engines/engine.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+struct pg_conn;
+
+namespace qf::engines {
+
+/// What a run reports, on the executor it was started with.
+class pg_async_listener {
+public:
+  virtual ~pg_async_listener() = default;
+  /// Once per run, before its rows (also when there are none).
+  virtual void on_columns(std::vector<column> cols) = 0;
+  /// Some rows; return false to pause reading until resume().
+  virtual bool on_rows(row_batch& rows) = 0;
+  virtual void on_done(int64_t affected_rows) = 0;
+  virtual void on_failed(const engine_error& e) = 0;
+};
+
+class pg_async_connection
+  : public std::enable_shared_from_this<pg_async_connection> {
+public:
+  using executor = boost::asio::any_io_executor;
+  using opened
+    = std::function<void(std::shared_ptr<pg_async_connection>, std::string error)>;
+
+  /// Connects without blocking; `done` runs on `on` with the connection,
+  /// or null and libpq's reason.
+  static void open(const std::string& conninfo, executor on, opened done);
+
+  pg_async_connection(pg_conn* conn, executor on);
+  ~pg_async_connection();
+
+  pg_async_connection(const pg_async_connection&) = delete;
+  pg_async_connection& operator=(const pg_async_connection&) = delete;
+
+  /// Runs one statement; its events go to `to` on `on`. One run at a time.
+  void run(const std::string& sql, const parameters& params, executor on,
+           std::shared_ptr<pg_async_listener> to);
+
+  /// Reads on after on_rows() asked to pause.
+  void resume();
+
+  /// Asks the server to stop the running statement (from a helper thread:
+  /// libpq's cancel connects and waits). The run still ends with an event.
+  void cancel();
+
+  /// Forgets the listener: its session is gone. The statement is
+  /// cancelled and the connection closes once the run ends.
+  void abandon();
+
+  /// Idle, connected and in no transaction: fit for the next statement.
+  bool reusable() const;
+
+  /// Nothing arrived while it was idle: still usable, as far as can be
+  /// known without a round trip.
+  bool quiet() const;
+
+private:
+  void flush();
+  void read();
+  /// Calls `then` once the socket is ready. Asio's epoll is edge-triggered,
+  /// and libpq does not always read a socket dry; but an async_wait re-arms
+  /// the descriptor (EPOLL_CTL_MOD), which reports data already waiting.
+  void wait(bool for_write, void (pg_async_connection::*then)());
+  /// Returns false once the run has ended (or was abandoned).
+  bool drain_results();
+  void end_run();
+  void lost(const std::string& why);
+
+  pg_conn* conn_;
+  boost::asio::posix::stream_descriptor socket_;
+  executor on_;
+  std::shared_ptr<pg_async_listener> to_;
+  std::vector<column> columns_;
+  bool have_columns_ = false;
+  bool columns_sent_ = false;
+  int64_t affected_ = -1;
+  std::optional<engine_error> error_;
+  bool running_ = false;
+  bool paused_ = false;
+  bool broken_ = false;
+};
+
+} // namespace qf::engines

@@ -1,0 +1,41 @@
+// What the blocking and the non-blocking PostgreSQL connections share:
+// libpq's results turned into our columns, cells and errors, and the
+// parameters every connection opens with.
+#pragma once
+
+#include "engines/engine.hpp"
+
+#include <libpq-fe.h>
+
+#include <string>
+
+namespace qf::engines {
+
+/// libpq's own error text, trimmed of its trailing newline.
+std::string pq_message(const char* text);
+
+/// A failed result as an engine_error carrying the server's SQLSTATE.
+engine_error result_error(PGresult* res);
+
+/// The columns of a result (PostgreSQL's type OIDs mapped onto ours).
+std::vector<column> columns_of(PGresult* res);
+
+/// Appends row `row` of res to out, cells in canonical text form.
+void append_row(row_batch& out, const std::vector<column>& cols, PGresult* res,
+                int row);
+
+/// PQconnect*Params keywords: the cluster's conninfo (a URL or key=value
+/// string), sessions in UTC (timestamptz arrives canonical), our
+/// application_name, and a connect timeout.
+struct pq_connect_params {
+  explicit pq_connect_params(const std::string& conninfo)
+    : values{conninfo.c_str(), "-c TimeZone=UTC", "queryflux", "10", nullptr} {
+    // nop
+  }
+
+  const char* keys[5] = {"dbname", "options", "application_name",
+                         "connect_timeout", nullptr};
+  const char* values[5];
+};
+
+} // namespace qf::engines

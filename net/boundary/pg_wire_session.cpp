@@ -1,0 +1,630 @@
+// PostgreSQL wire sessions: startup, authentication and cancel here; the
+// statements on the fast lane or the actor path.
+#include "net/boundary/pg_wire_session.hpp"
+
+#include "actors/data/statement_run.hpp"
+#include "actors/node/node.hpp"
+#include "engines/pg_async_connection.hpp"
+#include "engines/pg_lane_pool.hpp"
+#include "protocols/common/secrets.hpp"
+#include "protocols/pgwire/session.hpp"
+#include "protocols/sql/statements.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+namespace qf {
+
+namespace {
+
+namespace asio = boost::asio;
+using clock = std::chrono::steady_clock;
+using pgwire::transaction_step;
+
+constexpr uint32_t rows_per_page = 4096;
+/// Rows are sent once this much output has gathered.
+constexpr size_t output_flush_size = 64 * 1024;
+/// Past this much unsent output, reading the backend waits for the client.
+constexpr size_t output_high_water = 1 << 20;
+
+/// SQLSTATEs for our failures: each refusal has its own.
+std::string sqlstate_for(const std::string& error_name) {
+  if (error_name == "PERMISSION_DENIED")
+    return "42501"; // insufficient_privilege: a routing rule denied it
+  if (error_name == "QUERY_QUEUE_FULL")
+    return "53300"; // too_many_connections
+  if (error_name == "EXCEEDED_TIME_LIMIT")
+    return "53400"; // configuration_limit_exceeded: capacity wait
+  if (error_name == "USER_CANCELED" || error_name == "ABANDONED_QUERY")
+    return "57014"; // query_canceled
+  if (error_name == "NO_NODES_AVAILABLE")
+    return "53000"; // insufficient_resources
+  if (error_name == "SERVER_STARTING_UP")
+    return "57P03"; // cannot_connect_now: no active configuration
+  if (error_name == "SYNTAX_ERROR")
+    return "42601";
+  if (error_name == "GENERIC_USER_ERROR")
+    return "42000";
+  return "XX000";
+}
+
+/// An engine failure's SQLSTATE: the server's own, else one for its kind.
+std::string sqlstate_for(const engines::engine_error& e) {
+  if (!e.sqlstate().empty())
+    return e.sqlstate();
+  switch (e.kind()) {
+    case engines::error_kind::cancelled:
+      return "57014";
+    case engines::error_kind::syntax:
+      return "42601";
+    case engines::error_kind::user:
+      return "42000";
+    case engines::error_kind::internal:
+      return "XX000";
+  }
+  return "XX000";
+}
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+int64_t ms_between(clock::time_point from, clock::time_point to) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
+std::string param(const std::map<std::string, std::string>& params, const char* key) {
+  auto i = params.find(key);
+  return i == params.end() ? std::string{} : i->second;
+}
+
+class pg_wire_session : public wire::handler,
+                        public engines::pg_async_listener,
+                        public std::enable_shared_from_this<pg_wire_session> {
+public:
+  pg_wire_session(std::shared_ptr<node_services> node,
+                  std::shared_ptr<wire::connection> conn, int32_t process_id,
+                  int32_t secret_key, bool tls_available)
+    : node_(std::move(node)),
+      conn_(std::move(conn)),
+      cancel_key_(std::to_string(process_id) + ":" + std::to_string(secret_key)),
+      session_(options(process_id, secret_key, tls_available)) {
+    // nop
+  }
+
+  ~pg_wire_session() override {
+    node_->wire_sessions->remove(cancel_key_);
+  }
+
+  pg_wire_session(const pg_wire_session&) = delete;
+  pg_wire_session& operator=(const pg_wire_session&) = delete;
+
+  // -- the socket -------------------------------------------------------------
+
+  void on_data(std::string bytes) override {
+    session_.feed(bytes);
+    pump();
+  }
+
+  void on_tls_ready() override {
+    session_.tls_started();
+    pump();
+  }
+
+  /// The client went away: its statement is cancelled (rolling back an
+  /// open transaction), its slot freed.
+  void on_closed() override {
+    closed_ = true;
+    node_->wire_sessions->remove(cancel_key_);
+    for (const auto& run : {statement_, suspended_})
+      if (run)
+        run->cancel(true);
+    statement_ = suspended_ = nullptr;
+    if (pinned_)
+      abandon_transaction(*node_, *pinned_);
+    pinned_.reset();
+    if (fast_) {
+      if (backend_)
+        std::exchange(backend_, nullptr)->abandon();
+      finish_fast("Cancelled", "the client disconnected");
+    }
+  }
+
+  // -- the fast lane's backend ------------------------------------------------
+
+  void on_columns(std::vector<column> cols) override {
+    columns_sent_ = true;
+    if (!session_.columns(cols)) { // refused; the session answered
+      std::exchange(backend_, nullptr)->abandon();
+      finish_fast("Failed", "the result cannot be sent in the PostgreSQL wire format");
+      pump();
+    }
+  }
+
+  bool on_rows(row_batch& rows) override {
+    if (!fast_) // the statement ended while its rows were on their way
+      return false;
+    fast_->rows += static_cast<int64_t>(rows.rows());
+    session_.rows(rows);
+    // A small result leaves with its CommandComplete in one send; a large
+    // one streams.
+    if (session_.output_size() >= output_flush_size)
+      flush_output();
+    if (conn_->pending_output() < output_high_water)
+      return true;
+    conn_->when_drained([weak = weak_from_this()] {
+      if (auto self = weak.lock(); self && self->backend_)
+        self->backend_->resume();
+    });
+    return false;
+  }
+
+  void on_done(int64_t affected_rows) override {
+    finish_fast("Success", {});
+    session_.complete(affected_rows);
+    pump();
+  }
+
+  void on_failed(const engines::engine_error& e) override {
+    bool cancelled = e.kind() == engines::error_kind::cancelled;
+    finish_fast(cancelled ? "Cancelled" : "Failed", e.what());
+    session_.fail({"ERROR", sqlstate_for(e), e.what(), ""});
+    pump();
+  }
+
+private:
+  /// A statement on the fast lane, from admission to its history record.
+  struct fast_statement {
+    std::string id;
+    std::string sql;
+    routing::decision route;
+    std::shared_ptr<cluster_state> cluster;
+    std::shared_ptr<query_summary> summary;
+    clock::time_point created = clock::now();
+    int64_t created_wall_ms = wall_ms();
+    int64_t rows = 0;
+  };
+
+  static pgwire::session_options options(int32_t process_id, int32_t secret_key,
+                                         bool tls_available) {
+    pgwire::session_options opts;
+    opts.process_id = process_id;
+    opts.secret_key = secret_key;
+    opts.tls_available = tls_available;
+    return opts;
+  }
+
+  bool busy() const {
+    return statement_ || fast_;
+  }
+
+  void flush_output() {
+    auto out = session_.take_output();
+    if (!out.empty())
+      conn_->write(std::move(out));
+  }
+
+  /// Hands the state machine's events over while no statement runs, sends
+  /// the output, then closes, or reads more input when idle (a busy
+  /// session reads nothing, so a fast client cannot queue without bound).
+  void pump() {
+    if (closed_)
+      return;
+    while (!busy()) {
+      auto ev = session_.next_event();
+      if (!ev)
+        break;
+      handle(*ev);
+    }
+    flush_output();
+    if (session_.closing()) {
+      conn_->close();
+      return;
+    }
+    if (!busy())
+      conn_->read_more();
+  }
+
+  void handle(pgwire::session_event& ev) {
+    if (std::holds_alternative<pgwire::startup_event>(ev))
+      startup();
+    else if (auto* pw = std::get_if<pgwire::password_event>(&ev))
+      check_password(pw->password);
+    else if (auto* run_ev = std::get_if<pgwire::run_event>(&ev))
+      run(*run_ev);
+    else if (std::holds_alternative<pgwire::resume_event>(ev))
+      resume();
+    else if (std::holds_alternative<pgwire::close_run_event>(ev))
+      close_suspended();
+    else if (std::holds_alternative<pgwire::tls_event>(ev)) {
+      flush_output(); // the 'S' goes out in the clear, then the handshake
+      conn_->start_tls();
+    } else if (auto* c = std::get_if<pgwire::cancel_event>(&ev)) {
+      // A wrong secret simply names no session.
+      node_->wire_sessions->cancel(std::to_string(c->process_id) + ":"
+                                   + std::to_string(c->secret_key));
+    }
+  }
+
+  // -- startup ----------------------------------------------------------------
+
+  void startup() {
+    auto active = node_->snapshot->load();
+    if (!active || node_->draining.load()) {
+      session_.reject({"FATAL", "57P03",
+                       "the gateway is not accepting connections (no "
+                       "active configuration, or shutting down)",
+                       ""});
+      return;
+    }
+    const auto& auth = active->config->auth;
+    if (!auth.enabled)
+      return admit();
+    if (!session_.tls_active() && !auth.allow_cleartext_without_tls) {
+      session_.reject({"FATAL", "28000",
+                       "password authentication requires TLS: connect "
+                       "with sslmode=require",
+                       ""});
+      return;
+    }
+    session_.request_password();
+  }
+
+  void check_password(const std::string& password) {
+    auto active = node_->snapshot->load();
+    auto user = param(session_.startup_params(), "user");
+    bool ok = false;
+    if (active) {
+      auto i = active->config->auth.users.find(user);
+      // Compared even for unknown users, so timing tells nothing.
+      auto expected = i == active->config->auth.users.end() ? std::string{} : i->second;
+      ok = secrets_equal(password, expected) && i != active->config->auth.users.end();
+    }
+    if (!ok) {
+      node_->stats->auth_failed("postgresWire");
+      session_.reject({"FATAL", "28P01",
+                       "password authentication failed for user \"" + user + "\"", ""});
+      return;
+    }
+    admit();
+  }
+
+  /// Startup and authentication passed: open for statements.
+  void admit() {
+    const auto& params = session_.startup_params();
+    user_ = param(params, "user");
+    database_ = param(params, "database");
+    application_ = param(params, "application_name");
+    route_req_.protocol = config::protocol::postgres_wire;
+    route_req_.user = user_;
+    route_req_.headers = params; // the header router sees startup parameters
+    node_->wire_sessions->add(
+      cancel_key_, [weak = weak_from_this(), ex = conn_->executor()] {
+        asio::post(ex, [weak] {
+          if (auto self = weak.lock())
+            self->cancel_running();
+        });
+      });
+    session_.accept();
+  }
+
+  void cancel_running() {
+    if (statement_)
+      statement_->cancel(false);
+    else if (backend_)
+      backend_->cancel();
+  }
+
+  // -- statements -------------------------------------------------------------
+
+  void run(pgwire::run_event& ev) {
+    step_ = ev.step;
+    columns_sent_ = false;
+    if (!run_fast(ev))
+      run_on_actors(std::move(ev.sql), std::move(ev.params));
+  }
+
+  /// Admits and starts the statement on the fast lane; false when it must
+  /// take the actor path (nothing was taken then).
+  bool run_fast(pgwire::run_event& ev) {
+    if (pinned_ || suspended_ || ev.step != transaction_step::none
+        || session_.row_limited())
+      return false;
+    auto active = node_->snapshot->load();
+    if (!active)
+      return false;
+    route_req_.sql = std::move(ev.sql);
+    auto route = active->routes->route(route_req_);
+    ev.sql = std::move(route_req_.sql);
+    if (route.denied)
+      return false;
+    auto gate = active->group_gates.find(route.group);
+    if (gate == active->group_gates.end() || !gate->second->postgres_only())
+      return false;
+    auto cluster = gate->second->try_place_newcomer();
+    if (!cluster)
+      return false; // it queues, on the actor path
+    auto& series = series_for(route.group, cluster);
+    node_->stats->queue_wait(series, 0.0);
+    node_->stats->running_changed(series, 1);
+    node_->in_flight.fetch_add(1);
+    auto ticket = node_->next_ticket.fetch_add(1);
+    fast_.emplace();
+    auto& st = *fast_;
+    st.id = node_->query_id(ticket, "pg_");
+    st.sql = std::move(ev.sql);
+    st.route = std::move(route);
+    st.cluster = std::move(cluster);
+    st.summary = std::make_shared<query_summary>(
+      st.id, user_, "postgresWire", sql::preview(st.sql, 160));
+    st.summary->update({st.route.group, st.cluster->name, "RUNNING"});
+    node_->wire_statements->add(
+      st.id,
+      [weak = weak_from_this(), ex = conn_->executor(), id = st.id] {
+        asio::post(ex, [weak, id] {
+          if (auto self = weak.lock(); self && self->fast_ && self->fast_->id == id)
+            self->cancel_running();
+        });
+      },
+      st.summary);
+    params_ = std::move(ev.params);
+    if (auto idle = st.cluster->lane->take()) {
+      start_backend(std::move(idle));
+      return true;
+    }
+    engines::pg_async_connection::open(
+      st.cluster->lane->conninfo(), conn_->executor(),
+      [weak = weak_from_this(), lane = st.cluster->lane](
+        std::shared_ptr<engines::pg_async_connection> conn, std::string error) {
+        auto self = weak.lock();
+        if (!self || self->closed_ || !self->fast_) { // nobody waits for it
+          lane->give_back(std::move(conn));
+          return;
+        }
+        if (!conn) {
+          self->on_failed(engines::engine_error(engines::error_kind::internal, error, "08001"));
+          return;
+        }
+        self->start_backend(std::move(conn));
+      });
+    return true;
+  }
+
+  void start_backend(std::shared_ptr<engines::pg_async_connection> conn) {
+    backend_ = std::move(conn);
+    backend_->run(fast_->sql, params_, conn_->executor(), shared_from_this());
+  }
+
+  /// The fast statement ended: connection back to the pool, slot freed,
+  /// the query recorded.
+  void finish_fast(const std::string& status, const std::string& error) {
+    if (backend_)
+      fast_->cluster->lane->give_back(std::exchange(backend_, nullptr));
+    auto st = std::move(*fast_);
+    fast_.reset();
+    st.cluster->release();
+    node_->stats->running_changed(*series_, -1);
+    node_->wire_statements->remove(st.id);
+    node_->in_flight.fetch_sub(1);
+    auto ended = clock::now();
+    query_record r;
+    r.proxy_query_id = std::move(st.id);
+    r.user = user_;
+    r.source = application_;
+    r.catalog = database_;
+    r.cluster_group = st.route.group;
+    r.cluster_name = st.cluster->name;
+    r.engine_type = st.cluster->engine_type;
+    r.protocol = "postgresWire";
+    r.sql = std::move(st.sql);
+    r.status = status;
+    r.error_message = error;
+    r.routing_trace = trace_json(st.route);
+    r.created_at_ms = st.created_wall_ms;
+    r.started_at_ms = st.created_wall_ms; // admitted at once
+    r.finished_at_ms = wall_ms();
+    r.queue_duration_ms = 0;
+    r.execution_duration_ms = ms_between(st.created, ended);
+    r.rows_returned = st.rows;
+    node_->record_finished(std::move(r),
+                           std::chrono::duration<double>(ended - st.created).count(),
+                           series_.get());
+  }
+
+  /// The metric series of a route, kept while the session's statements
+  /// take the same one.
+  metrics::route_series& series_for(const std::string& group,
+                                    const std::shared_ptr<cluster_state>& cluster) {
+    if (!series_ || series_cluster_ != cluster || series_group_ != group) {
+      series_ = node_->stats->series(group, cluster->name, cluster->engine_type,
+                                     "postgresWire");
+      series_cluster_ = cluster;
+      series_group_ = group;
+    }
+    return *series_;
+  }
+
+  /// The routing trace's JSON, kept while the routers decide alike.
+  const std::string& trace_json(const routing::decision& route) {
+    auto same_steps = [](const auto& a, const auto& b) {
+      return a.router == b.router && a.matched == b.matched && a.result == b.result;
+    };
+    bool same = traced_ && traced_->group == route.group
+                && traced_->used_fallback == route.used_fallback
+                && std::equal(traced_->trace.begin(), traced_->trace.end(),
+                              route.trace.begin(), route.trace.end(), same_steps);
+    if (!same) {
+      trace_json_ = routing::trace_to_json(route);
+      traced_ = route;
+    }
+    return trace_json_;
+  }
+
+  void run_on_actors(std::string sql, engines::parameters values) {
+    const auto& params = session_.startup_params();
+    statement_spec spec;
+    spec.ticket = node_->next_ticket.fetch_add(1);
+    spec.id = node_->query_id(spec.ticket, "pg_");
+    spec.sql = std::move(sql);
+    spec.params = std::move(values);
+    spec.keep_pinned = step_ == transaction_step::begin || step_ == transaction_step::inside;
+    if (step_ == transaction_step::inside || step_ == transaction_step::end)
+      spec.pinned = pinned_;
+    spec.protocol = config::protocol::postgres_wire;
+    spec.session.user = user_;
+    spec.session.catalog = database_;
+    spec.session.source = application_;
+    spec.session.headers = params;
+    statement_ = std::make_shared<statement_run>(
+      node_, std::move(spec),
+      [weak = weak_from_this(), node = node_, ex = conn_->executor()](statement_page page) {
+        asio::post(ex, [weak, node, page = std::move(page)]() mutable {
+          if (auto self = weak.lock())
+            self->on_page(page);
+          else if (page.pinned) // the session is gone: end its transaction
+            abandon_transaction(*node, *page.pinned);
+        });
+      });
+    statement_->pull(rows_per_page);
+  }
+
+  /// Asks for the next page once the client has taken most of the last.
+  void pull_next() {
+    if (conn_->pending_output() < output_high_water)
+      return statement_->pull(rows_per_page);
+    conn_->when_drained([weak = weak_from_this()] {
+      if (auto self = weak.lock(); self && self->statement_)
+        self->statement_->pull(rows_per_page);
+    });
+  }
+
+  /// Takes a transaction's connection back from its last statement.
+  void take_pin(statement_page& page) {
+    if (page.pinned)
+      pinned_ = std::move(page.pinned);
+    if (step_ == transaction_step::end)
+      pinned_.reset(); // COMMIT or ROLLBACK released it
+  }
+
+  /// One page of the running statement into the session.
+  void on_page(statement_page& page) {
+    if (closed_) {
+      if (page.pinned) // it finished as the client left
+        abandon_transaction(*node_, *page.pinned);
+      return;
+    }
+    if (closing_run_) // a suspended run read to its end for its connection
+      return end_closing_run(page);
+    if (page.failed) {
+      take_pin(page);
+      statement_ = nullptr;
+      auto code = page.error_sqlstate.empty() ? sqlstate_for(page.error_name)
+                                              : page.error_sqlstate;
+      session_.fail({"ERROR", code, page.error_message, ""});
+      return pump();
+    }
+    if (!columns_sent_ && (!page.columns.empty() || page.done)) {
+      columns_sent_ = true;
+      if (!session_.columns(page.columns)) { // refused; the session answered
+        statement_->cancel(false);
+        statement_ = nullptr;
+        return pump();
+      }
+    }
+    if (page.rows.rows() > 0)
+      session_.rows(page.rows);
+    if (!page.done && !session_.wants_rows()) { // PortalSuspended: stop reading
+      suspended_ = std::exchange(statement_, nullptr);
+      session_.suspend();
+      return pump();
+    }
+    if (page.done) {
+      take_pin(page);
+      statement_ = nullptr;
+      session_.complete(page.affected);
+      return pump();
+    }
+    flush_output(); // stream rows as they come
+    pull_next();
+  }
+
+  void resume() {
+    statement_ = std::exchange(suspended_, nullptr);
+    if (statement_)
+      return pull_next();
+    // Cannot happen: the session only resumes what it suspended.
+    session_.fail({"ERROR", "XX000", "the suspended portal was lost", ""});
+  }
+
+  /// Ends a suspended run. Inside a transaction it holds the block's
+  /// connection, so it is read to its end to get that back; otherwise it
+  /// is cancelled.
+  void close_suspended() {
+    if (!suspended_)
+      return;
+    auto run = std::exchange(suspended_, nullptr);
+    if (step_ != transaction_step::begin && step_ != transaction_step::inside) {
+      run->cancel(false);
+      return;
+    }
+    statement_ = std::move(run);
+    closing_run_ = true;
+    statement_->pull(rows_per_page);
+  }
+
+  void end_closing_run(statement_page& page) {
+    if (!page.failed && !page.done)
+      return statement_->pull(rows_per_page);
+    closing_run_ = false;
+    take_pin(page);
+    statement_ = nullptr;
+    pump();
+  }
+
+  std::shared_ptr<node_services> node_;
+  std::shared_ptr<wire::connection> conn_;
+  std::string cancel_key_; // "pid:secret" in the node's cancel registry
+  pgwire::server_session session_;
+  bool closed_ = false;
+  std::string user_;
+  std::string database_;
+  std::string application_;
+  routing::route_request route_req_; // the session's part, kept
+
+  transaction_step step_ = transaction_step::none;
+  bool columns_sent_ = false;
+
+  // The actor path.
+  std::shared_ptr<statement_run> statement_; // running, if any
+  std::shared_ptr<statement_run> suspended_; // stopped at a row limit
+  bool closing_run_ = false;
+  /// Between the statements of a transaction block: its connection.
+  std::optional<pinned_connection> pinned_;
+
+  // The fast lane.
+  std::optional<fast_statement> fast_;
+  std::shared_ptr<metrics::route_series> series_;
+  std::shared_ptr<cluster_state> series_cluster_;
+  std::string series_group_;
+  std::optional<routing::decision> traced_;
+  std::string trace_json_;
+  engines::parameters params_;
+  std::shared_ptr<engines::pg_async_connection> backend_;
+};
+
+} // namespace
+
+std::shared_ptr<wire::handler>
+make_pg_wire_session(std::shared_ptr<node_services> node,
+                     std::shared_ptr<wire::connection> conn, int32_t process_id,
+                     int32_t secret_key, bool tls_available) {
+  return std::make_shared<pg_wire_session>(std::move(node), std::move(conn), process_id,
+                                           secret_key, tls_available);
+}
+
+} // namespace qf
