@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace qf {
 
 namespace {
@@ -58,14 +60,19 @@ history_ring::history_ring(size_t capacity)
 
 void history_ring::record(query_record r) {
   std::lock_guard guard{mtx_};
-  if (ids_.contains(r.proxy_query_id))
-    return;
-  records_.push_front(std::move(r));
-  ids_.insert(records_.front().proxy_query_id);
-  while (records_.size() > capacity_) {
-    ids_.erase(records_.back().proxy_query_id);
-    records_.pop_back();
+  // A window, not a set of every id: a hash set over 10,000 records cost
+  // the PostgreSQL fast lane more than the rest of its bookkeeping.
+  // Ids share their long date prefix and differ at the end: compare there.
+  const auto& id = r.proxy_query_id;
+  auto window = std::min(records_.size(), duplicate_window);
+  for (size_t i = 0; i < window; ++i) {
+    const auto& seen = records_[i].proxy_query_id;
+    if (seen.size() == id.size() && std::equal(seen.rbegin(), seen.rend(), id.rbegin()))
+      return;
   }
+  records_.push_front(std::move(r));
+  if (records_.size() > capacity_)
+    records_.pop_back();
 }
 
 std::string history_ring::list(const history_filter& f) const {
@@ -87,8 +94,6 @@ std::string history_ring::list(const history_filter& f) const {
 
 std::optional<std::string> history_ring::get(const std::string& id) const {
   std::lock_guard guard{mtx_};
-  if (!ids_.count(id))
-    return std::nullopt;
   for (const auto& r : records_)
     if (r.proxy_query_id == id)
       return to_json(r);

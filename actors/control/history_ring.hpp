@@ -10,8 +10,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <unordered_set>
 
 namespace qf {
 
@@ -19,8 +17,12 @@ class history_ring {
 public:
   explicit history_ring(size_t capacity);
 
-  /// Keeps r; the first record of a proxy query id wins.
+  /// Keeps r. A query records itself once; should one record twice, the
+  /// first record wins, as long as the two are among the last
+  /// `duplicate_window` records (durable history dedupes for good).
   void record(query_record r);
+
+  static constexpr size_t duplicate_window = 64;
 
   /// {"total":N,"queries":[...]} for the records the filter selects.
   std::string list(const history_filter& f) const;
@@ -32,9 +34,6 @@ private:
   size_t capacity_;
   mutable std::mutex mtx_;
   std::deque<query_record> records_; // newest at the front
-  /// Views of the records' own ids: a deque keeps its elements in place
-  /// when it grows or shrinks at either end.
-  std::unordered_set<std::string_view> ids_;
 };
 
 /// The JSON object of one record (camelCase keys).

@@ -42,13 +42,13 @@ std::string node_services::query_id(uint64_t ticket, std::string_view prefix) co
                   utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
     stamped = now;
   }
-  char counter[32];
-  std::snprintf(counter, sizeof(counter), "%05llu_",
-                static_cast<unsigned long long>(ticket % 100000));
+  char counter[6] = "00000";
+  for (auto n = ticket % 100000, i = uint64_t{5}; i-- > 0; n /= 10)
+    counter[i] = static_cast<char>('0' + n % 10);
   std::string out;
   out.reserve(prefix.size() + 48 + node_suffix.size());
-  out.append(prefix).append(stamp).append(counter).append(node_suffix).append("_");
-  return out.append(std::to_string(ticket));
+  out.append(prefix).append(stamp).append(counter, 5).append("_").append(node_suffix);
+  return out.append("_").append(std::to_string(ticket));
 }
 
 std::vector<std::shared_ptr<const query_summary>> node_services::unfinished_statements() const {

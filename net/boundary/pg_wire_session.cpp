@@ -303,21 +303,27 @@ private:
     route_req_.protocol = config::protocol::postgres_wire;
     route_req_.user = user_;
     route_req_.headers = params; // the header router sees startup parameters
-    node_->wire_sessions->add(
-      cancel_key_, [weak = weak_from_this(), ex = conn_->executor()] {
-        asio::post(ex, [weak] {
-          if (auto self = weak.lock())
-            self->cancel_running();
-        });
-      });
+    node_->wire_sessions->add(cancel_key_, canceller({}));
     session_.accept();
   }
 
-  void cancel_running() {
-    if (statement_)
-      statement_->cancel(false);
-    else if (backend_)
-      backend_->cancel();
+  /// What cancels this session's running statement from another thread;
+  /// with a query id, only while that statement runs.
+  std::function<void()> canceller(std::string id) {
+    return [weak = weak_from_this(), id = std::move(id)] {
+      auto self = weak.lock();
+      if (!self)
+        return;
+      asio::post(self->conn_->executor(), [weak, id] {
+        auto session = weak.lock();
+        if (!session || (!id.empty() && !(session->fast_ && session->fast_->id == id)))
+          return;
+        if (session->statement_)
+          session->statement_->cancel(false);
+        else if (session->backend_)
+          session->backend_->cancel();
+      });
+    };
   }
 
   // -- statements -------------------------------------------------------------
@@ -363,15 +369,7 @@ private:
     st.summary = std::make_shared<query_summary>(
       st.id, user_, "postgresWire", sql::preview(st.sql, 160));
     st.summary->update({st.route.group, st.cluster->name, "RUNNING"});
-    node_->wire_statements->add(
-      st.id,
-      [weak = weak_from_this(), ex = conn_->executor(), id = st.id] {
-        asio::post(ex, [weak, id] {
-          if (auto self = weak.lock(); self && self->fast_ && self->fast_->id == id)
-            self->cancel_running();
-        });
-      },
-      st.summary);
+    node_->wire_statements->add(st.id, canceller(st.id), st.summary);
     params_ = std::move(ev.params);
     if (auto idle = st.cluster->lane->take()) {
       start_backend(std::move(idle));

@@ -1,0 +1,472 @@
+// The PostgreSQL wire fast lane: autocommit statements for an all-postgres
+// group run on pooled non-blocking libpq connections on the socket's own
+// thread, and must look to clients, operators and PostgreSQL just like the
+// actor path does.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { readdirSync, readlinkSync, readFileSync } from 'node:fs';
+import pg from 'pg';
+import {
+  startGateway, config, parseMetrics, metricValue, waitFor, sleep,
+} from './support/gateway.mjs';
+
+const PG_URL = process.env.QF_PG_URL || 'postgres://postgres@127.0.0.1:15432/postgres';
+const PG_PORT = Number(new URL(PG_URL).port || 5432);
+const T = { timeout: 90000 };
+const GROUP = 'lane';
+const CLUSTER = 'pg';
+
+/// A gateway with one all-postgres group, its admin API on `base` and the
+/// PostgreSQL wire frontend on base + 1 (no Trino frontend: ports are few).
+async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpoint = PG_URL } = {}) {
+  const cfg = config({
+    trinoPort: undefined,
+    adminPort: base,
+    clusters: { [CLUSTER]: { engine: 'postgres', endpoint, maxRunningQueries, poolSize } },
+    clusterGroups: { [GROUP]: { members: [CLUSTER], maxRunningQueries, maxQueuedQueries: 100 } },
+    routingFallback: GROUP,
+  });
+  cfg.queryflux.externalAddress = `http://127.0.0.1:${base}`;
+  cfg.queryflux.frontends = {
+    trinoHttp: { enabled: false },
+    postgresWire: { enabled: true, port: base + 1 },
+  };
+  const gw = await startGateway(cfg);
+  gw.pgPort = base + 1;
+  // Clients first, newest first, then the gateway (t.after runs in order).
+  const cleanups = [];
+  gw.defer = (fn) => cleanups.push(fn);
+  t.after(async () => {
+    for (const fn of cleanups.reverse()) {
+      await Promise.race([Promise.resolve().then(fn).catch(() => {}), sleep(2000)]);
+    }
+    await gw.kill();
+  });
+  return gw;
+}
+
+function client(gw, opts = {}) {
+  const c = new pg.Client({ host: '127.0.0.1', port: gw.pgPort, user: 'postgres', database: 'postgres', ...opts });
+  c.on('error', () => {});
+  return c;
+}
+
+async function connected(gw) {
+  const c = client(gw);
+  await c.connect();
+  return c;
+}
+
+/// A connection straight to PostgreSQL, for checking what the backend saw.
+async function direct() {
+  const c = new pg.Client({ connectionString: PG_URL });
+  c.on('error', () => {});
+  await c.connect();
+  return c;
+}
+
+/// Local ports of the gateway's TCP connections to PostgreSQL. The server is
+/// shared with other gateways (other test files, benchmarks), all with
+/// application_name 'queryflux': this tells ours apart.
+function backendPorts(pid) {
+  const inodes = new Set();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]);
+    } catch { /* closed meanwhile */ }
+  }
+  const ports = [];
+  for (const table of ['tcp', 'tcp6']) {
+    let text;
+    try { text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8'); } catch { continue; }
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 10 || !inodes.has(cols[9])) continue;
+      if (parseInt(cols[2].split(':').at(-1), 16) !== PG_PORT) continue;
+      ports.push(parseInt(cols[1].split(':').at(-1), 16));
+    }
+  }
+  return ports;
+}
+
+/// The gateway's sessions as pg_stat_activity shows them.
+async function gatewayBackends(d, gw) {
+  const ports = backendPorts(gw.pid);
+  const r = await d.query(
+    `SELECT pid, application_name, state, query, wait_event FROM pg_stat_activity
+     WHERE backend_type = 'client backend' AND client_port = ANY($1::int[]) AND pid <> pg_backend_pid()`,
+    [ports]);
+  return r.rows;
+}
+
+function rssKb(pid) {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m[1]);
+}
+
+test('backend connections are pooled across client connections', T, async (t) => {
+  const poolSize = 2;
+  const gw = await laneGateway(t, 24100, { poolSize, maxRunningQueries: 4 });
+
+  // A burst of 4 opens 4 lane connections; only poolSize may stay.
+  const burst = await Promise.all(Array.from({ length: 4 }, () => connected(gw)));
+  await Promise.all(burst.map((c, i) => c.query(`SELECT pg_sleep(0.3), ${i} AS burst`)));
+  await Promise.all(burst.map((c) => c.end()));
+
+  const pids = new Set();
+  for (let i = 0; i < 30; i++) {
+    const c = await connected(gw);
+    const r = await c.query('SELECT pg_backend_pid() AS pid');
+    await c.end();
+    pids.add(r.rows[0].pid);
+  }
+  assert.ok(pids.size >= 1 && pids.size <= poolSize,
+    `30 client connections used ${pids.size} backends: ${[...pids]}`);
+
+  const d = await direct();
+  gw.defer(() => d.end());
+  // The health check keeps one connection of its own (engines/postgres_engine.cpp,
+  // application_name queryflux as well); the excess of the burst closes.
+  let backends = [];
+  await waitFor(async () => {
+    backends = await gatewayBackends(d, gw);
+    return backends.length <= poolSize + 1;
+  }, { timeoutMs: 5000, what: `at most ${poolSize + 1} backends` }).catch(() => {});
+  assert.ok(backends.length <= poolSize + 1, `the gateway holds ${backends.length} backends: ${JSON.stringify(backends)}`);
+  assert.ok(backends.every((b) => b.application_name === 'queryflux'), JSON.stringify(backends));
+  const open = new Set(backends.map((b) => b.pid));
+  for (const pid of pids) assert.ok(open.has(pid), `backend ${pid} is still open, idle in the pool: ${JSON.stringify(backends)}`);
+});
+
+test('a pooled backend killed while idle is not handed to the next statement', T, async (t) => {
+  const gw = await laneGateway(t, 24102, { poolSize: 2 });
+
+  // Two at once, so that the pool holds two connections.
+  const pair = await Promise.all([connected(gw), connected(gw)]);
+  const used = await Promise.all(pair.map((c) => c.query('SELECT pg_backend_pid() AS pid, pg_sleep(0.3)')));
+  await Promise.all(pair.map((c) => c.end()));
+  const pooled = [...new Set(used.map((r) => r.rows[0].pid))];
+
+  const d = await direct();
+  gw.defer(() => d.end());
+  // Only this gateway's lane connections: the server is shared.
+  const killed = await d.query(
+    `SELECT pid, pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+     WHERE application_name = 'queryflux' AND pid <> pg_backend_pid() AND pid = ANY($1::int[])`, [pooled]);
+  assert.equal(killed.rows.length, pooled.length, `pooled ${pooled}, terminated ${JSON.stringify(killed.rows)}`);
+  assert.ok(killed.rows.every((r) => r.ok));
+  await sleep(300);
+
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const seen = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await c.query(`SELECT 1 AS one, pg_backend_pid() AS pid, ${i} AS attempt`);
+    assert.equal(r.rows[0].one, 1);
+    seen.push(r.rows[0].pid);
+  }
+  const others = await Promise.all([connected(gw), connected(gw)]);
+  const both = await Promise.all(others.map((o) => o.query('SELECT 1 AS one, pg_backend_pid() AS pid')));
+  await Promise.all(others.map((o) => o.end()));
+  for (const r of both) {
+    assert.equal(r.rows[0].one, 1);
+    seen.push(r.rows[0].pid);
+  }
+  assert.ok(seen.every((p) => !pooled.includes(p)), `a terminated backend answered: ${seen} vs ${pooled}`);
+});
+
+test('the admin API lists a fast-lane statement and cancels it', T, async (t) => {
+  const gw = await laneGateway(t, 24104);
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+
+  const slow = c.query('SELECT pg_sleep(30)').then(() => null, (e) => e);
+  let entry;
+  await waitFor(async () => {
+    const r = await gw.admin('/admin/queries/running');
+    entry = r.body.find?.((q) => q.sqlPreview === 'SELECT pg_sleep(30)');
+    return entry;
+  }, { timeoutMs: 10000, what: 'the pg_sleep listed as running' });
+  assert.deepEqual(
+    { protocol: entry.protocol, state: entry.state, group: entry.group, cluster: entry.cluster, user: entry.submittedBy },
+    { protocol: 'postgresWire', state: 'RUNNING', group: GROUP, cluster: CLUSTER, user: 'postgres' });
+  assert.match(entry.id, /^pg_/);
+
+  const cancelled = await gw.admin(`/admin/queries/${encodeURIComponent(entry.id)}`, { method: 'DELETE' });
+  assert.equal(cancelled.status, 200, cancelled.text);
+  assert.deepEqual(cancelled.body, { cancelled: entry.id });
+  const err = await slow;
+  assert.ok(err, 'pg_sleep(30) was not stopped');
+  assert.equal(err.code, '57014', `${err.code}: ${err.message}`);
+
+  await waitFor(async () => (await gw.admin('/admin/queries/running')).body.length === 0,
+    { timeoutMs: 5000, what: 'nothing running' });
+  const d = await direct();
+  gw.defer(() => d.end());
+  const still = (await gatewayBackends(d, gw)).filter((b) => b.state === 'active' && b.query === 'SELECT pg_sleep(30)');
+  assert.deepEqual(still, [], 'the backend stopped sleeping');
+
+  const after = await c.query('SELECT 2 AS n');
+  assert.deepEqual(after.rows, [{ n: 2 }]);
+  const rec = await gw.historyRecord(entry.id);
+  assert.equal(rec.status, 'Cancelled');
+  assert.equal(rec.protocol, 'postgresWire');
+});
+
+/// A TCP proxy to PostgreSQL that can hold new connections back until
+/// release(): a backend connection that is still being opened, for as long
+/// as a test needs.
+async function gatedProxy(port) {
+  const target = new URL(PG_URL);
+  const state = { open: true, held: [] };
+  const sockets = new Set();
+  const through = (client) => {
+    const up = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(up);
+    client.pipe(up);
+    up.pipe(client);
+    client.on('error', () => up.destroy());
+    up.on('error', () => client.destroy());
+    client.on('close', () => up.destroy());
+    up.on('close', () => client.destroy());
+    client.resume();
+  };
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.pause();
+    if (state.open) through(client);
+    else state.held.push(client);
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  return {
+    url: `postgres://${target.username || 'postgres'}@127.0.0.1:${port}${target.pathname}`,
+    state,
+    hold() { state.open = false; },
+    release() {
+      state.open = true;
+      for (const c of state.held.splice(0)) through(c);
+    },
+    close() {
+      for (const s of sockets) s.destroy();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+test('a fast-lane statement cancelled while its backend connection is still opening stays cancelled', T, async (t) => {
+  const proxy = await gatedProxy(24114);
+  const gw = await laneGateway(t, 24112, { endpoint: proxy.url });
+  gw.defer(() => proxy.close());
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+
+  // The pool is empty: the statement waits for a new connection, held here.
+  proxy.hold();
+  const sql = "SELECT pg_sleep(10), 'qf_lane_cancel_while_connecting' AS tag";
+  const slow = c.query(sql).then(() => null, (e) => e);
+  let entry;
+  await waitFor(async () => {
+    const r = await gw.admin('/admin/queries/running');
+    entry = r.body.find?.((q) => q.sqlPreview === sql);
+    return entry && proxy.state.held.length === 1;
+  }, { timeoutMs: 10000, what: 'the statement listed and its backend connection held' });
+  assert.equal(entry.state, 'RUNNING');
+
+  const cancelled = await gw.admin(`/admin/queries/${encodeURIComponent(entry.id)}`, { method: 'DELETE' });
+  assert.equal(cancelled.status, 200, cancelled.text);
+  assert.deepEqual(cancelled.body, { cancelled: entry.id });
+  proxy.release();
+
+  const err = await slow;
+  assert.ok(err, 'the statement cancelled before its connection was up ran to completion anyway');
+  assert.equal(err.code, '57014', `${err.code}: ${err.message}`);
+  const rec = await gw.historyRecord(entry.id);
+  assert.equal(rec.status, 'Cancelled');
+  const d = await direct();
+  gw.defer(() => d.end());
+  const sleeping = await d.query(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%qf_lane_cancel_while_connecting%' AND pid <> pg_backend_pid()");
+  assert.equal(sleeping.rows[0].n, 0, 'PostgreSQL is not running the cancelled statement');
+  assert.deepEqual((await c.query('SELECT 3 AS n')).rows, [{ n: 3 }]);
+});
+
+test('fast-lane statements are counted in the metrics and recorded in the history', T, async (t) => {
+  const gw = await laneGateway(t, 24106);
+  const q = (s, status) => metricValue(s, 'queryflux_queries_total',
+    { cluster_group: GROUP, engine_type: 'postgres', protocol: 'postgresWire', status }) ?? 0;
+  const before = parseMetrics(await gw.metrics());
+
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const N = 5;
+  for (let k = 1; k <= N; k++) {
+    const r = await c.query(`SELECT g, 'lane_metrics_${k}' AS tag FROM generate_series(1, ${k}) g`);
+    assert.equal(r.rowCount, k);
+  }
+  await assert.rejects(c.query('SELECT * FROM no_such_table'),
+    (e) => e.code === '42P01' && /no_such_table/.test(e.message));
+
+  const now = parseMetrics(await gw.metrics());
+  assert.equal(q(now, 'Success') - q(before, 'Success'), N);
+  assert.equal(q(now, 'Failed') - q(before, 'Failed'), 1);
+  assert.equal(metricValue(now, 'queryflux_running_queries', { cluster_group: GROUP, cluster_name: CLUSTER }), 0);
+  const count = (s) => metricValue(s, 'queryflux_query_duration_seconds_count',
+    { cluster_group: GROUP, engine_type: 'postgres' }) ?? 0;
+  assert.equal(count(now) - count(before), N + 1);
+
+  const { queries } = await gw.history({ group: GROUP });
+  for (let k = 1; k <= N; k++) {
+    const rec = queries.find((r) => r.sql.includes(`'lane_metrics_${k}'`));
+    assert.ok(rec, `no history record for statement ${k}: ${JSON.stringify(queries.map((r) => r.sql))}`);
+    assert.deepEqual(
+      { clusterName: rec.clusterName, clusterGroup: rec.clusterGroup, engineType: rec.engineType,
+        protocol: rec.protocol, status: rec.status, rowsReturned: rec.rowsReturned, user: rec.user },
+      { clusterName: CLUSTER, clusterGroup: GROUP, engineType: 'postgres',
+        protocol: 'postgresWire', status: 'Success', rowsReturned: k, user: 'postgres' });
+  }
+  const failed = queries.find((r) => r.sql === 'SELECT * FROM no_such_table');
+  assert.ok(failed, 'no history record for the failed statement');
+  assert.equal(failed.status, 'Failed');
+  assert.equal(failed.clusterName, CLUSTER);
+  assert.match(failed.errorMessage ?? '', /no_such_table/);
+});
+
+/// A PostgreSQL wire client by hand, so that reading can stop.
+function rawClient(port) {
+  const sock = net.connect(port, '127.0.0.1');
+  const st = { rows: 0, tags: [], errors: [], ready: 0, bytes: 0 };
+  let waiters = [];
+  let pending = Buffer.alloc(0);
+  const wake = () => { for (const w of waiters) w(); };
+  sock.on('data', (chunk) => {
+    st.bytes += chunk.length;
+    pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+    let off = 0;
+    while (pending.length - off >= 5) {
+      const type = pending[off];
+      const len = pending.readInt32BE(off + 1);
+      if (pending.length - off < 1 + len) break;
+      const body = pending.subarray(off + 5, off + 1 + len);
+      if (type === 0x44) st.rows += 1; // 'D'
+      else if (type === 0x43) st.tags.push(body.toString('utf8', 0, body.length - 1)); // 'C'
+      else if (type === 0x45) st.errors.push(body.toString('utf8').replaceAll('\0', ' ')); // 'E'
+      else if (type === 0x5a) st.ready += 1; // 'Z'
+      off += 1 + len;
+    }
+    pending = pending.subarray(off);
+    wake();
+  });
+  sock.on('error', (e) => { st.errors.push(String(e)); wake(); });
+  sock.on('close', () => { st.closed = true; wake(); });
+  const until = (cond, what, timeoutMs = 60000) => new Promise((resolve, reject) => {
+    if (cond()) return resolve();
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}: ${JSON.stringify(st)}`)), timeoutMs);
+    const w = () => {
+      if (cond()) { clearTimeout(timer); waiters = waiters.filter((x) => x !== w); resolve(); }
+      else if (st.closed) { clearTimeout(timer); reject(new Error(`connection closed waiting for ${what}: ${JSON.stringify(st)}`)); }
+    };
+    waiters.push(w);
+  });
+  const startup = () => {
+    const params = Buffer.from('user\0postgres\0database\0postgres\0\0');
+    const head = Buffer.alloc(8);
+    head.writeInt32BE(8 + params.length, 0);
+    head.writeInt32BE(196608, 4); // protocol 3.0
+    sock.write(Buffer.concat([head, params]));
+  };
+  const query = (sql) => {
+    const text = Buffer.from(`${sql}\0`);
+    const head = Buffer.alloc(5);
+    head[0] = 0x51; // 'Q'
+    head.writeInt32BE(4 + text.length, 1);
+    sock.write(Buffer.concat([head, text]));
+  };
+  return { sock, st, until, startup, query };
+}
+
+test('a client that stops reading holds the result back instead of the gateway buffering it', T, async (t) => {
+  const gw = await laneGateway(t, 24108);
+  const raw = rawClient(gw.pgPort);
+  gw.defer(() => raw.sock.destroy());
+  await new Promise((resolve, reject) => { raw.sock.once('connect', resolve); raw.sock.once('error', reject); });
+  raw.startup();
+  await raw.until(() => raw.st.ready === 1, 'ReadyForQuery after startup', 10000);
+  const baseline = rssKb(gw.pid);
+
+  const ROWS = 300000; // ~300 MB on the wire
+  const sql = `SELECT repeat('x', 1000) FROM generate_series(1, ${ROWS})`;
+  raw.query(sql);
+  await raw.until(() => raw.st.rows > 0, 'the first DataRow', 30000);
+  raw.sock.pause();
+
+  const d = await direct();
+  gw.defer(() => d.end());
+  let peak = 0;
+  const pausedAt = Date.now();
+  let blocked = false;
+  // Paused for at least 2 s, and until PostgreSQL itself waits to write:
+  // the back pressure reached the backend.
+  while (Date.now() - pausedAt < 2000 || !blocked) {
+    peak = Math.max(peak, rssKb(gw.pid));
+    if (!blocked) {
+      const mine = (await gatewayBackends(d, gw)).filter((b) => b.query === sql);
+      blocked = mine.some((b) => b.state === 'active' && b.wait_event === 'ClientWrite');
+    }
+    if (Date.now() - pausedAt > 20000) break; // safety net; asserted below
+    await sleep(50);
+  }
+  const rowsWhilePaused = raw.st.rows;
+  assert.ok(blocked, 'PostgreSQL never waited on ClientWrite while the client was paused: the gateway kept reading');
+  assert.ok(peak < 150 * 1024,
+    `gateway RSS reached ${Math.round(peak / 1024)} MB while the client was paused (baseline ${Math.round(baseline / 1024)} MB)`);
+  assert.ok(rowsWhilePaused < ROWS, 'the result did not all arrive before the pause');
+
+  raw.sock.resume();
+  await raw.until(() => raw.st.ready === 2, 'ReadyForQuery after the result', 80000);
+  assert.deepEqual(raw.st.errors, []);
+  assert.equal(raw.st.rows, ROWS);
+  assert.deepEqual(raw.st.tags, [`SELECT ${ROWS}`]);
+});
+
+test('fast-lane statements and a transaction on the actor path share one session', T, async (t) => {
+  const gw = await laneGateway(t, 24110);
+  const d = await direct();
+  gw.defer(() => d.end());
+  await d.query('DROP TABLE IF EXISTS qf_lane_e2e; CREATE TABLE qf_lane_e2e (id int PRIMARY KEY, note text)');
+
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  assert.deepEqual((await c.query('SELECT 1 AS one')).rows, [{ one: 1 }]);
+
+  await c.query('BEGIN');
+  const pid1 = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+  const ins = await c.query("INSERT INTO qf_lane_e2e VALUES (1, 'a'), (2, 'b')");
+  assert.equal(ins.rowCount, 2);
+  assert.equal((await c.query('SELECT count(*)::int AS n FROM qf_lane_e2e')).rows[0].n, 2, 'the block sees its insert');
+  // Uncommitted: a real transaction on the backend, not autocommit statements.
+  assert.equal((await d.query('SELECT count(*)::int AS n FROM qf_lane_e2e')).rows[0].n, 0, 'visible before COMMIT');
+  const pid2 = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+  assert.equal(pid2, pid1, 'the block stayed on one backend');
+  await c.query('COMMIT');
+
+  assert.deepEqual((await c.query('SELECT 1 AS one')).rows, [{ one: 1 }]);
+  assert.deepEqual((await c.query('SELECT $1::int + 1 AS n', [41])).rows, [{ n: 42 }]);
+
+  // A rolled-back block in between leaves nothing behind.
+  await c.query('BEGIN');
+  await c.query("INSERT INTO qf_lane_e2e VALUES (3, 'gone')");
+  await c.query('ROLLBACK');
+
+  const mine = await c.query('SELECT id, note FROM qf_lane_e2e ORDER BY id');
+  assert.deepEqual(mine.rows, [{ id: 1, note: 'a' }, { id: 2, note: 'b' }]);
+  const theirs = await d.query('SELECT id, note FROM qf_lane_e2e ORDER BY id');
+  assert.deepEqual(theirs.rows, [{ id: 1, note: 'a' }, { id: 2, note: 'b' }]);
+  // No backend of this gateway is left inside a transaction.
+  const open = (await gatewayBackends(d, gw)).filter((b) => b.state.startsWith('idle in transaction'));
+  assert.deepEqual(open, []);
+});
