@@ -7,6 +7,9 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <mutex>
+#include <unordered_map>
+
 namespace qf {
 
 namespace {
@@ -28,6 +31,9 @@ const prometheus::Histogram::BucketBoundaries& queue_buckets() {
 struct metrics::impl {
   std::shared_ptr<prometheus::Registry> registry
     = std::make_shared<prometheus::Registry>();
+
+  std::mutex series_mtx;
+  std::unordered_map<std::string, std::shared_ptr<route_series>> series;
 
   prometheus::Family<prometheus::Counter>& queries
     = prometheus::BuildCounter()
@@ -146,6 +152,22 @@ std::shared_ptr<metrics::route_series> metrics::series(const std::string& cluste
                                                        const std::string& cluster_name,
                                                        const std::string& engine_type,
                                                        const std::string& protocol) {
+  // Kept by name, which is all a series is: a client that connects per
+  // query asks for the same one with every connection.
+  auto key = cluster_group;
+  key.append(1, '\0').append(cluster_name).append(1, '\0').append(engine_type)
+    .append(1, '\0').append(protocol);
+  std::lock_guard guard{impl_->series_mtx};
+  auto& cached = impl_->series[key];
+  if (!cached)
+    cached = make_series(cluster_group, cluster_name, engine_type, protocol);
+  return cached;
+}
+
+std::shared_ptr<metrics::route_series> metrics::make_series(const std::string& cluster_group,
+                                                            const std::string& cluster_name,
+                                                            const std::string& engine_type,
+                                                            const std::string& protocol) {
   return std::make_shared<route_series>(route_series{
     &impl_->running.Add({{"cluster_group", cluster_group}, {"cluster_name", cluster_name}}),
     &impl_->queue_duration.Add({{"cluster_group", cluster_group}}, queue_buckets()),

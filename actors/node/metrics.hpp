@@ -72,6 +72,11 @@ public:
   std::string render() const;
 
 private:
+  std::shared_ptr<route_series> make_series(const std::string& cluster_group,
+                                            const std::string& cluster_name,
+                                            const std::string& engine_type,
+                                            const std::string& protocol);
+
   struct impl;
   std::unique_ptr<impl> impl_;
 };

@@ -188,6 +188,7 @@ private:
     clock::time_point created = clock::now();
     int64_t created_wall_ms = wall_ms();
     int64_t rows = 0;
+    bool cancelled = false; // while its connection was opening
   };
 
   static pgwire::session_options options(int32_t process_id, int32_t secret_key,
@@ -322,6 +323,8 @@ private:
           session->statement_->cancel(false);
         else if (session->backend_)
           session->backend_->cancel();
+        else if (session->fast_) // its connection is still opening
+          session->fast_->cancelled = true;
       });
     };
   }
@@ -382,6 +385,13 @@ private:
         auto self = weak.lock();
         if (!self || self->closed_ || !self->fast_) { // nobody waits for it
           lane->give_back(std::move(conn));
+          return;
+        }
+        if (self->fast_->cancelled) { // before it ever reached the server
+          lane->give_back(std::move(conn));
+          self->on_failed(engines::engine_error(engines::error_kind::cancelled,
+                                                "canceling statement due to user request",
+                                                "57014"));
           return;
         }
         if (!conn) {

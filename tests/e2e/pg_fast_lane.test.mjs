@@ -127,8 +127,8 @@ test('backend connections are pooled across client connections', T, async (t) =>
 
   const d = await direct();
   gw.defer(() => d.end());
-  // The health check keeps one connection of its own (engines/postgres_engine.cpp,
-  // application_name queryflux as well); the excess of the burst closes.
+  // The health checker keeps one libpq connection of its own (also
+  // application_name queryflux); the excess of the burst closes.
   let backends = [];
   await waitFor(async () => {
     backends = await gatewayBackends(d, gw);
@@ -157,6 +157,9 @@ test('a pooled backend killed while idle is not handed to the next statement', T
      WHERE application_name = 'queryflux' AND pid <> pg_backend_pid() AND pid = ANY($1::int[])`, [pooled]);
   assert.equal(killed.rows.length, pooled.length, `pooled ${pooled}, terminated ${JSON.stringify(killed.rows)}`);
   assert.ok(killed.rows.every((r) => r.ok));
+  // Gone from pg_stat_activity: their FATAL and EOF have reached the gateway.
+  await waitFor(async () => (await d.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pooled])).rows[0].n === 0,
+    { timeoutMs: 10000, what: 'the terminated backends to exit' });
   await sleep(300);
 
   const c = await connected(gw);
