@@ -3,14 +3,18 @@
 #include "engines/pg_async_connection.hpp"
 
 #include "engines/postgres_results.hpp"
+#include "protocols/pgwire/relay.hpp"
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 
 #include <libpq-fe.h>
 #include <poll.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <thread>
 
 namespace qf::engines {
@@ -266,8 +270,104 @@ void pg_async_connection::resume() {
   if (!paused_)
     return;
   paused_ = false;
-  if (running_)
+  if (!running_)
+    return;
+  if (relaying_)
+    relay_read();
+  else
     read();
+}
+
+bool pg_async_connection::relay_capable() const {
+  return !broken_ && !PQsslInUse(conn_);
+}
+
+void pg_async_connection::relay(const std::string& sql, executor on,
+                                std::shared_ptr<pg_async_listener> to) {
+  on_ = std::move(on);
+  to_ = std::move(to);
+  running_ = relaying_ = true;
+  paused_ = false;
+  data_rows_ = 0;
+  error_.reset();
+  out_.clear();
+  auto length = static_cast<uint32_t>(4 + sql.size() + 1);
+  out_ += 'Q';
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out_ += static_cast<char>((length >> shift) & 0xFF);
+  out_ += sql;
+  out_ += '\0';
+  asio::async_write(socket_, asio::buffer(out_),
+                    asio::bind_executor(on_, [self = shared_from_this()](
+                                               boost::system::error_code ec, size_t) {
+                      if (ec == asio::error::operation_aborted)
+                        return;
+                      if (ec)
+                        return self->lost(ec.message());
+                      self->relay_read();
+                    }));
+}
+
+void pg_async_connection::relay_read() {
+  if (!to_) { // abandoned: let the connection go
+    broken_ = true;
+    running_ = relaying_ = false;
+    return;
+  }
+  constexpr size_t chunk = 64 * 1024;
+  if (in_.size() < in_len_ + chunk)
+    in_.resize(in_len_ + chunk);
+  socket_.async_read_some(
+    asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
+    asio::bind_executor(on_, [self = shared_from_this()](boost::system::error_code ec,
+                                                        size_t n) {
+      if (ec == asio::error::operation_aborted)
+        return;
+      if (ec)
+        return self->lost(ec == asio::error::eof ? "the server closed the connection"
+                                                 : ec.message());
+      self->in_len_ += n;
+      if (self->relay_scan())
+        self->relay_read();
+    }));
+}
+
+bool pg_async_connection::relay_scan() {
+  auto r = pgwire::relay_messages({in_.data(), in_len_});
+  if (r.fault) {
+    lost(r.fault);
+    return false;
+  }
+  data_rows_ += r.data_rows;
+  if (r.error_code && !error_) {
+    auto kind = *r.error_code == "57014"   ? error_kind::cancelled
+                : *r.error_code == "42601" ? error_kind::syntax
+                                           : error_kind::user;
+    error_ = engine_error(kind, r.error_message, *r.error_code);
+  }
+  bool more = r.messages.empty() || to_->on_relayed(r.messages);
+  std::memmove(in_.data(), in_.data() + r.consumed, in_len_ - r.consumed);
+  in_len_ -= r.consumed;
+  if (r.need > in_.size())
+    in_.resize(r.need); // room for the whole message
+  if (r.ready) {
+    // Nothing follows the ReadyForQuery the server owed us; if something
+    // does (a notification), the connection is not reused.
+    broken_ = broken_ || r.trailing;
+    in_len_ = 0;
+    in_transaction_ = *r.ready != 'I';
+    running_ = relaying_ = false;
+    if (auto to = std::exchange(to_, nullptr))
+      to->on_relay_done(data_rows_, error_ ? &*error_ : nullptr);
+    return false;
+  }
+  if (!to_) // the listener let go while taking the messages
+    return false;
+  if (!more) {
+    paused_ = true;
+    return false;
+  }
+  return true;
 }
 
 void pg_async_connection::end_run() {
@@ -283,7 +383,7 @@ void pg_async_connection::end_run() {
 
 void pg_async_connection::lost(const std::string& why) {
   broken_ = true;
-  running_ = false;
+  running_ = relaying_ = false;
   if (auto to = std::exchange(to_, nullptr))
     to->on_failed(engine_error(error_kind::internal,
                                "the connection to PostgreSQL failed: " + why, "08006"));
@@ -315,7 +415,7 @@ bool pg_async_connection::quiet() const {
 }
 
 bool pg_async_connection::reusable() const {
-  return !running_ && !broken_ && PQstatus(conn_) == CONNECTION_OK
+  return !running_ && !broken_ && !in_transaction_ && PQstatus(conn_) == CONNECTION_OK
          && PQtransactionStatus(conn_) == PQTRANS_IDLE;
 }
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 struct pg_conn;
 
@@ -28,7 +29,16 @@ public:
   /// Some rows; return false to pause reading until resume().
   virtual bool on_rows(row_batch& rows) = 0;
   virtual void on_done(int64_t affected_rows) = 0;
+  /// The run failed (for a relay: the connection was lost).
   virtual void on_failed(const engine_error& e) = 0;
+
+  // A relayed run (relay()) reports these instead of columns/rows/done:
+  /// The server's messages up to ReadyForQuery, whole; false to pause
+  /// reading until resume().
+  virtual bool on_relayed(std::string_view messages) = 0;
+  /// ReadyForQuery came. error: the server's ErrorResponse, which was
+  /// among the relayed messages.
+  virtual void on_relay_done(int64_t data_rows, const engine_error* error) = 0;
 };
 
 class pg_async_connection
@@ -52,7 +62,16 @@ public:
   void run(const std::string& sql, const parameters& params, executor on,
            std::shared_ptr<pg_async_listener> to);
 
-  /// Reads on after on_rows() asked to pause.
+  /// Sends `sql` as a simple Query and hands back the server's answer as
+  /// bytes, unparsed (but for counting DataRows and reading an error): for
+  /// a PostgreSQL client, whose messages these already are. Without TLS to
+  /// the server only (relay_capable()), since the bytes pass beside libpq.
+  void relay(const std::string& sql, executor on, std::shared_ptr<pg_async_listener> to);
+
+  /// The connection's socket carries the protocol in the clear.
+  bool relay_capable() const;
+
+  /// Reads on after on_rows() or on_relayed() asked to pause.
   void resume();
 
   /// Asks the server to stop the running statement (from a helper thread:
@@ -81,6 +100,10 @@ private:
   bool drain_results();
   void end_run();
   void lost(const std::string& why);
+  void relay_read();
+  /// Forwards the whole messages read so far; false once the run ended or
+  /// paused.
+  bool relay_scan();
 
   pg_conn* conn_;
   boost::asio::posix::stream_descriptor socket_;
@@ -94,6 +117,14 @@ private:
   bool running_ = false;
   bool paused_ = false;
   bool broken_ = false;
+
+  // A relay: the Query out, the answer in, read past libpq.
+  bool relaying_ = false;
+  std::string out_;
+  std::string in_;
+  size_t in_len_ = 0;
+  int64_t data_rows_ = 0;
+  bool in_transaction_ = false; // what the last ReadyForQuery said
 };
 
 } // namespace qf::engines

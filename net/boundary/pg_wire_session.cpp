@@ -151,17 +151,26 @@ public:
       return false;
     fast_->rows += static_cast<int64_t>(rows.rows());
     session_.rows(rows);
-    // A small result leaves with its CommandComplete in one send; a large
-    // one streams.
-    if (session_.output_size() >= output_flush_size)
-      flush_output();
-    if (conn_->pending_output() < output_high_water)
-      return true;
-    conn_->when_drained([weak = weak_from_this()] {
-      if (auto self = weak.lock(); self && self->backend_)
-        self->backend_->resume();
-    });
-    return false;
+    return stream_on();
+  }
+
+  bool on_relayed(std::string_view messages) override {
+    if (!fast_)
+      return false;
+    session_.relay(messages);
+    return stream_on();
+  }
+
+  void on_relay_done(int64_t data_rows, const engines::engine_error* error) override {
+    fast_->rows = data_rows;
+    if (error) {
+      bool cancelled = error->kind() == engines::error_kind::cancelled;
+      finish_fast(cancelled ? "Cancelled" : "Failed", error->what());
+    } else {
+      finish_fast("Success", {});
+    }
+    session_.relay_end(error != nullptr);
+    pump();
   }
 
   void on_done(int64_t affected_rows) override {
@@ -403,9 +412,29 @@ private:
     return true;
   }
 
+  /// A simple Query's statement is relayed: the server's messages are
+  /// already what the client reads (as pgbouncer passes them on).
   void start_backend(std::shared_ptr<engines::pg_async_connection> conn) {
     backend_ = std::move(conn);
-    backend_->run(fast_->sql, params_, conn_->executor(), shared_from_this());
+    if (params_.empty() && session_.relayable() && backend_->relay_capable())
+      backend_->relay(fast_->sql, conn_->executor(), shared_from_this());
+    else
+      backend_->run(fast_->sql, params_, conn_->executor(), shared_from_this());
+  }
+
+  /// After output was added: a small result leaves with its end in one
+  /// send, a large one streams; false (pause the backend) while the client
+  /// has more than output_high_water to take.
+  bool stream_on() {
+    if (session_.output_size() >= output_flush_size)
+      flush_output();
+    if (conn_->pending_output() < output_high_water)
+      return true;
+    conn_->when_drained([weak = weak_from_this()] {
+      if (auto self = weak.lock(); self && self->backend_)
+        self->backend_->resume();
+    });
+    return false;
   }
 
   /// The fast statement ended: connection back to the pool, slot freed,

@@ -770,6 +770,18 @@ void server_session::complete(int64_t affected_rows) {
   finish_statement(std::move(tag));
 }
 
+void server_session::relay_end(bool failed) {
+  if (state_ != state::running)
+    return;
+  after_statement(!failed);
+  if (!failed)
+    return next_statement();
+  pending_.clear(); // an error ends the whole simple query
+  state_ = state::idle;
+  send_ready();
+  process();
+}
+
 void server_session::finish_statement(std::string tag) {
   command_complete(out_, tag);
   next_statement();

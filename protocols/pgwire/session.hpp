@@ -121,6 +121,23 @@ public:
   void complete(int64_t affected_rows);
   void fail(const error_fields& e);
 
+  // -- a result relayed as the server wrote it -------------------------------
+  // For a PostgreSQL backend, a statement of a simple Query may skip
+  // columns()/rows()/complete(): the driver appends the server's own
+  // RowDescription, DataRows, CommandComplete or ErrorResponse, then says
+  // how it ended; the session writes ReadyForQuery and goes on.
+
+  /// The running statement came in a simple Query (text results, no
+  /// Describe, no row limit): its result may be relayed.
+  bool relayable() const {
+    return state_ == state::running && !extended_ && !describing_ && row_limit_ == 0;
+  }
+  void relay(std::string_view server_messages) {
+    out_.append(server_messages);
+  }
+  /// failed: the server's ErrorResponse was among the relayed messages.
+  void relay_end(bool failed);
+
 private:
   enum class state { startup, tls_handshake, awaiting_accept,
                      awaiting_password, idle, running, closing };

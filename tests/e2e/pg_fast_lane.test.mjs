@@ -473,3 +473,31 @@ test('fast-lane statements and a transaction on the actor path share one session
   const open = (await gatewayBackends(d, gw)).filter((b) => b.state.startsWith('idle in transaction'));
   assert.deepEqual(open, []);
 });
+
+test("a simple Query's result is relayed as the server wrote it", T, async (t) => {
+  const gw = await laneGateway(t, 24120);
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const notices = [];
+  c.on('notice', (n) => notices.push(n.message));
+
+  // The server's own messages: its notices, its type OIDs, its rows.
+  await c.query("DO $$ BEGIN RAISE NOTICE 'relayed %', 42; END $$");
+  assert.deepEqual(notices, ['relayed 42']);
+  const r = await c.query("SELECT g, 'x' || g AS s FROM generate_series(1, 5) g");
+  assert.deepEqual(r.fields.map((f) => f.dataTypeID), [23, 25]);
+  assert.deepEqual(r.rows.map((row) => row.s), ['x1', 'x2', 'x3', 'x4', 'x5']);
+
+  // An error's position counts in the one statement the server saw, not in
+  // the client's Query: it is left out rather than pointing astray. The
+  // statements after the error do not run.
+  // The rest of the server's fields come through, its source routine
+  // among them, which only a relayed error carries.
+  await assert.rejects(c.query('SELECT 1; SELECT * FROM qf_no_such_table; SELECT 3'), (e) => {
+    assert.equal(e.code, '42P01');
+    assert.equal(e.position, undefined);
+    assert.equal(typeof e.routine, 'string');
+    return true;
+  });
+  assert.equal((await c.query('SELECT 2 AS two')).rows[0].two, 2);
+});

@@ -1,0 +1,40 @@
+// A PostgreSQL server's answer to a simple Query, read for relaying to a
+// PostgreSQL client as it is: the whole messages up to ReadyForQuery, the
+// DataRows counted, the first error read, error positions dropped (they
+// count in the statement the server saw, not in the client's Query, which
+// may hold several). Pure: bytes in, bytes and facts out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace qf::pgwire {
+
+struct relayed {
+  /// For the client: whole messages, ReadyForQuery excluded.
+  std::string messages;
+  /// Input bytes taken: whole messages, through ReadyForQuery if it came.
+  size_t consumed = 0;
+  int64_t data_rows = 0;
+  /// The first ErrorResponse's SQLSTATE and message, if one came.
+  std::optional<std::string> error_code;
+  std::string error_message;
+  /// ReadyForQuery's transaction status ('I', 'T', 'E'): the answer ended.
+  std::optional<char> ready;
+  /// Bytes arrived after ReadyForQuery (a notification).
+  bool trailing = false;
+  /// The server sent what cannot be relayed: a malformed or oversized
+  /// message, or the start of COPY. The connection is done for.
+  const char* fault = nullptr;
+  /// A message is incomplete: the buffer must hold this many bytes
+  /// (from the first unconsumed byte) before it can be read.
+  size_t need = 0;
+};
+
+/// Reads `in` as server messages.
+relayed relay_messages(std::string_view in, uint32_t max_message = (1u << 30) + 1024);
+
+} // namespace qf::pgwire
