@@ -22,7 +22,7 @@ public:
   /// `duplicate_window` records (durable history dedupes for good).
   void record(query_record r);
 
-  static constexpr size_t duplicate_window = 64;
+  static constexpr size_t duplicate_window = 16;
 
   /// {"total":N,"queries":[...]} for the records the filter selects.
   std::string list(const history_filter& f) const;
