@@ -1,5 +1,6 @@
-// libpq without blocking: PQconnectPoll, PQsendQueryParams, PQflush,
-// PQconsumeInput and single-row mode, each step on socket readiness.
+// libpq without blocking: PQconnectPoll, PQsendQuery(Params), PQflush,
+// PQconsumeInput and single-row mode, each step on socket readiness; and
+// the relay, which reads the server's messages past libpq.
 #include "engines/pg_async_connection.hpp"
 
 #include "engines/postgres_results.hpp"
@@ -64,15 +65,13 @@ public:
     }
     if (status == PGRES_POLLING_FAILED)
       return fail();
-    // libpq may move to a new socket (another host, a retry without SSL).
-    if (PQsocket(conn_) != watched_) {
-      socket_.close();
-      watched_ = PQsocket(conn_);
-      boost::system::error_code ec;
-      socket_.assign(watchable(conn_), ec);
-      if (ec)
-        return fail();
-    }
+    // libpq may move to a new socket (another host, a retry without SSL),
+    // which may even get the old one's number: watch a fresh copy each step.
+    socket_.close();
+    boost::system::error_code assigned;
+    socket_.assign(watchable(conn_), assigned);
+    if (assigned)
+      return fail();
     bool for_write = status == PGRES_POLLING_WRITING;
     socket_.async_wait(for_write ? descriptor::wait_write : descriptor::wait_read,
                        asio::bind_executor(on_, [self = shared_from_this()](
@@ -91,7 +90,6 @@ private:
 
   PGconn* conn_;
   descriptor socket_;
-  int watched_ = -1;
   pg_async_connection::executor on_;
   pg_async_connection::opened done_;
 };
