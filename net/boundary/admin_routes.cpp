@@ -211,6 +211,9 @@ private:
     out += to_string(c.status.load());
     out += "\",\"runningQueries\":" + std::to_string(c.running());
     out += ",\"queuedQueries\":" + std::to_string(c.queued());
+    // What leastLoaded weighs beside our own: the cluster's own count at
+    // its last check (Trino's includes its other clients).
+    out += ",\"reportedLoad\":" + std::to_string(c.reported_load.load());
     out += ",\"maxRunningQueries\":" + std::to_string(c.limit) + "}";
   }
 

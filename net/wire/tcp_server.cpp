@@ -165,9 +165,14 @@ private:
         }
         self->pending_.fetch_sub(self->queue_.front().size());
         self->queue_.pop_front();
-        if (self->queue_.empty())
-          for (auto& fn : std::exchange(self->drained_, {}))
-            fn();
+        // Posted, not called: one may write, and a write started from in
+        // here would run beside the flush() below.
+        if (self->queue_.empty() && !self->drained_.empty())
+          asio::post(self->socket_.get_executor(),
+                     [fns = std::exchange(self->drained_, {})]() mutable {
+                       for (auto& fn : fns)
+                         fn();
+                     });
         if (!self->queue_.empty())
           self->flush();
         else if (self->closing_)

@@ -214,14 +214,22 @@ test('leastLoaded weighs what a Trino cluster reports running, its other clients
   const front = await startGateway(cfg);
   t.after(() => front.kill());
 
-  // Another client keeps cluster one busy, not through the front gateway.
-  const busy = await submit(one.trinoUrl, 'SELECT sleep_ms(8000) AS elsewhere', { user: 'other-team' });
-  t.after(() => fetch(`${one.trinoUrl}/v1/query/${busy.body.id}`, { method: 'DELETE' }).catch(() => {}));
+  // Another client keeps cluster one busy, not through the front gateway:
+  // three queries, so that cluster two, which may report one of ours at a
+  // health check, still weighs less.
+  for (let i = 0; i < 3; i += 1) {
+    const busy = await submit(one.trinoUrl, `SELECT sleep_ms(8000) AS elsewhere_${i}`, { user: 'other-team' });
+    t.after(() => fetch(`${one.trinoUrl}/v1/query/${busy.body.id}`, { method: 'DELETE' }).catch(() => {}));
+  }
   await waitFor(async () => {
     const list = await fetch(`${one.trinoUrl}/v1/query`).then((r) => r.json());
-    return list.some((q) => q.state === 'RUNNING' && q.session.user === 'other-team');
-  }, { what: 'the busy query listed by /v1/query' });
-  await sleep(1000); // a few health checks of the front gateway read it
+    return list.filter((q) => q.state === 'RUNNING' && q.session.user === 'other-team').length === 3;
+  }, { what: 'the busy queries listed by /v1/query' });
+  // The front gateway's health check has read them.
+  await waitFor(async () => {
+    const c = await front.admin('/admin/clusters/one').then((r) => r.body);
+    return c.reportedLoad >= 3;
+  }, { what: 'cluster one reported busy to the front gateway' });
 
   for (let i = 0; i < 4; i += 1) {
     const r = await runRaw(front.trinoUrl, `SELECT ${i} AS least_loaded`);
