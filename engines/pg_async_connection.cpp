@@ -337,12 +337,8 @@ bool pg_async_connection::relay_scan() {
     return false;
   }
   data_rows_ += r.data_rows;
-  if (r.error_code && !error_) {
-    auto kind = *r.error_code == "57014"   ? error_kind::cancelled
-                : *r.error_code == "42601" ? error_kind::syntax
-                                           : error_kind::user;
-    error_ = engine_error(kind, r.error_message, *r.error_code);
-  }
+  if (r.error_code && !error_)
+    error_ = server_error(*r.error_code, r.error_message);
   bool more = r.messages.empty() || to_->on_relayed(r.messages);
   std::memmove(in_.data(), in_.data() + r.consumed, in_len_ - r.consumed);
   in_len_ -= r.consumed;
@@ -381,7 +377,14 @@ void pg_async_connection::end_run() {
 
 void pg_async_connection::lost(const std::string& why) {
   broken_ = true;
-  running_ = relaying_ = false;
+  running_ = false;
+  if (std::exchange(relaying_, false) && error_) {
+    // The server said why before it went (a terminated backend), and the
+    // client has that error already: the run ends with it, once.
+    if (auto to = std::exchange(to_, nullptr))
+      to->on_relay_done(data_rows_, &*error_);
+    return;
+  }
   if (auto to = std::exchange(to_, nullptr))
     to->on_failed(engine_error(error_kind::internal,
                                "the connection to PostgreSQL failed: " + why, "08006"));

@@ -33,9 +33,12 @@ engine_error result_error(PGresult* res) {
   auto* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
   // The primary message alone: frontends add their own "ERROR:" framing.
   auto* primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-  return engine_error(classify(state),
-                      pq_message(primary ? primary : PQresultErrorMessage(res)),
-                      state ? state : "");
+  return server_error(state ? state : "",
+                      pq_message(primary ? primary : PQresultErrorMessage(res)));
+}
+
+engine_error server_error(const std::string& sqlstate, const std::string& message) {
+  return engine_error(classify(sqlstate.c_str()), message, sqlstate);
 }
 
 namespace {

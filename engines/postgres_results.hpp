@@ -17,6 +17,10 @@ std::string pq_message(const char* text);
 /// A failed result as an engine_error carrying the server's SQLSTATE.
 engine_error result_error(PGresult* res);
 
+/// A server error from its SQLSTATE and primary message, its kind read
+/// from the code (cancelled, syntax, internal or user).
+engine_error server_error(const std::string& sqlstate, const std::string& message);
+
 /// The columns of a result (PostgreSQL's type OIDs mapped onto ours).
 std::vector<column> columns_of(PGresult* res);
 

@@ -65,4 +65,18 @@ errc from_engine(engines::error_kind kind) {
   return errc::engine_internal;
 }
 
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+int64_t ms_between(std::chrono::steady_clock::time_point from,
+                   std::chrono::steady_clock::time_point to) {
+  using point = std::chrono::steady_clock::time_point;
+  if (from == point{} || to == point{})
+    return 0;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
 } // namespace qf

@@ -11,6 +11,7 @@
 #include <caf/atom.hpp>
 #include <caf/error.hpp>
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <memory>
@@ -163,6 +164,14 @@ struct wire_io {
   std::function<void()> read_more;  // lets the next input chunk through
   std::function<void()> start_tls;  // after what was written
 };
+
+/// Milliseconds since the epoch, as query records carry their times.
+int64_t wall_ms();
+
+/// Whole milliseconds from one steady time to another; 0 when either is
+/// unset (a query that never started has no execution time).
+int64_t ms_between(std::chrono::steady_clock::time_point from,
+                   std::chrono::steady_clock::time_point to);
 
 /// One finished query, as history keeps it.
 struct query_record {

@@ -14,20 +14,6 @@ using self_ptr = caf::stateful_actor<statement_state>*;
 using phase = statement_state::phase;
 using clock = statement_state::clock;
 
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
-
-int64_t ms_between(clock::time_point from, clock::time_point to) {
-  if (from == clock::time_point{} || to == clock::time_point{})
-    return 0;
-  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from)
-    .count();
-}
-
 trino::error_code trino_code(std::optional<errc> code) {
   if (!code)
     return trino::errors::generic_internal_error;

@@ -1,6 +1,6 @@
-// What the PostgreSQL and MySQL session actors share. Their states have a
-// sans-IO `session` (events in, bytes out), the socket's `io`, and the
-// running `statement` actor, if any.
+// How a wire session actor (MySQL's; PostgreSQL's session is not an actor,
+// see net/boundary/pg_wire_session) drives its sans-IO `session` (events
+// in, bytes out) over the socket's `io` and its running `statement` actor.
 #pragma once
 
 #include "actors/core/messages.hpp"

@@ -68,16 +68,6 @@ std::string sqlstate_for(const engines::engine_error& e) {
   return "XX000";
 }
 
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
-
-int64_t ms_between(clock::time_point from, clock::time_point to) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
-}
-
 std::string param(const std::map<std::string, std::string>& params, const char* key) {
   auto i = params.find(key);
   return i == params.end() ? std::string{} : i->second;

@@ -29,8 +29,13 @@ void read_error(std::string_view fields, relayed& r, std::string& out) {
       r.error_code = std::string{value};
     else if (first && type == 'M')
       r.error_message = std::string{value};
-    if (type != 'P')
+    if ((type == 'S' || type == 'V') && (value == "FATAL" || value == "PANIC")) {
+      // The server's session ended, not the client's, which carries on.
+      kept += type;
+      kept.append("ERROR", 6);
+    } else if (type != 'P') {
       kept.append(fields.substr(0, end + 1));
+    }
     fields.remove_prefix(end + 1);
   }
   kept += '\0';

@@ -2,7 +2,8 @@
 // PostgreSQL client as it is: the whole messages up to ReadyForQuery, the
 // DataRows counted, the first error read, error positions dropped (they
 // count in the statement the server saw, not in the client's Query, which
-// may hold several). Pure: bytes in, bytes and facts out.
+// may hold several) and FATAL errors told as ERROR (the server's session
+// ended; the client's goes on). Pure: bytes in, bytes and facts out.
 #pragma once
 
 #include <cstddef>

@@ -543,3 +543,34 @@ test('a parameterized result read through libpq streams in order while the clien
   assert.equal(raw.st.rows, ROWS);
   assert.deepEqual(raw.st.tags, [`SELECT ${ROWS}`]);
 });
+
+test('a backend that dies mid-statement fails that statement only', T, async (t) => {
+  // Relayed (simple Query) and parsed (parameters) alike: the client gets
+  // an error, its session and the slot survive, the next statement runs.
+  const gw = await laneGateway(t, 24124, { maxRunningQueries: 1 });
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const d = await direct();
+  gw.defer(() => d.end());
+  // Relayed, the client reads the server's own reason (57P01, told as an
+  // ERROR); through libpq, which sees the socket close, 08006.
+  const cases = [['SELECT pg_sleep(20) AS relayed', [], '57P01'], ['SELECT pg_sleep($1::int) AS parsed', [20], '08006']];
+  for (const [sql, params, code] of cases) {
+    const pending = c.query(sql, params).then(() => null, (e) => e);
+    let pid;
+    await waitFor(async () => {
+      const mine = (await gatewayBackends(d, gw)).filter((b) => b.state === 'active' && b.query === sql);
+      pid = mine[0]?.pid;
+      return pid !== undefined;
+    }, { what: `the backend running ${sql}` });
+    await d.query('SELECT pg_terminate_backend($1)', [pid]);
+    const err = await pending;
+    assert.ok(err, `${sql} succeeded although its backend was terminated`);
+    assert.equal(err.code, code, `${sql}: ${err.message}`);
+    assert.equal(err.severity, 'ERROR', 'the client\'s session did not end');
+    // The one slot was freed: with maxRunningQueries 1 the next one runs.
+    assert.equal((await c.query('SELECT 41 + 1 AS n')).rows[0].n, 42);
+  }
+  const running = await gw.admin('/admin/queries/running');
+  assert.deepEqual(running.body, []);
+});

@@ -75,3 +75,12 @@ TEST(pgwire_relay, bytes_after_ready_for_query_are_noticed) {
   EXPECT_TRUE(r.trailing);
   EXPECT_EQ(r.consumed, done.size() + 6);
 }
+
+TEST(pgwire_relay, a_fatal_error_is_relayed_as_an_error) {
+  std::string fields("SFATAL\0VFATAL\0C57P01\0Mterminating connection\0\0", 46);
+  auto r = relay_messages(message('E', fields));
+  ASSERT_TRUE(r.error_code);
+  EXPECT_EQ(*r.error_code, "57P01");
+  std::string kept("SERROR\0VERROR\0C57P01\0Mterminating connection\0\0", 46);
+  EXPECT_EQ(r.messages, message('E', kept));
+}
