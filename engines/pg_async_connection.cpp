@@ -6,7 +6,6 @@
 #include "engines/postgres_results.hpp"
 #include "protocols/pgwire/relay.hpp"
 
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
@@ -43,7 +42,7 @@ class connect_op : public std::enable_shared_from_this<connect_op> {
 public:
   connect_op(PGconn* conn, pg_async_connection::executor on,
              pg_async_connection::opened done)
-    : conn_(conn), socket_(on), on_(std::move(on)), done_(std::move(done)) {
+    : conn_(conn), socket_(std::move(on)), done_(std::move(done)) {
     // nop
   }
 
@@ -60,7 +59,8 @@ public:
       if (PQsetnonblocking(conn_, 1) != 0)
         return fail();
       socket_.close();
-      auto conn = std::make_shared<pg_async_connection>(std::exchange(conn_, nullptr), on_);
+      auto conn = std::make_shared<pg_async_connection>(std::exchange(conn_, nullptr),
+                                                        socket_.get_executor());
       return done_(std::move(conn), {});
     }
     if (status == PGRES_POLLING_FAILED)
@@ -74,12 +74,11 @@ public:
       return fail();
     bool for_write = status == PGRES_POLLING_WRITING;
     socket_.async_wait(for_write ? descriptor::wait_write : descriptor::wait_read,
-                       asio::bind_executor(on_, [self = shared_from_this()](
-                                                  boost::system::error_code ec) {
+                       [self = shared_from_this()](boost::system::error_code ec) {
                          if (ec)
                            return self->fail();
                          self->step(PQconnectPoll(self->conn_));
-                       }));
+                       });
   }
 
 private:
@@ -90,7 +89,6 @@ private:
 
   PGconn* conn_;
   descriptor socket_;
-  pg_async_connection::executor on_;
   pg_async_connection::opened done_;
 };
 
@@ -114,9 +112,11 @@ void pg_async_connection::open(const std::string& conninfo, executor on,
 }
 
 pg_async_connection::pg_async_connection(PGconn* conn, executor on)
-  : conn_(conn), socket_(on), on_(std::move(on)) {
+  : conn_(conn), socket_(std::move(on)) {
   boost::system::error_code ec;
   socket_.assign(watchable(conn_), ec);
+  if (!ec) // the relay writes without waiting
+    socket_.non_blocking(true, ec);
   broken_ = static_cast<bool>(ec);
 }
 
@@ -127,8 +127,7 @@ pg_async_connection::~pg_async_connection() {
 }
 
 void pg_async_connection::run(const std::string& sql, const parameters& params,
-                              executor on, std::shared_ptr<pg_async_listener> to) {
-  on_ = std::move(on);
+                              std::shared_ptr<pg_async_listener> to) {
   to_ = std::move(to);
   columns_.clear();
   have_columns_ = columns_sent_ = paused_ = false;
@@ -150,7 +149,7 @@ void pg_async_connection::run(const std::string& sql, const parameters& params,
   if (broken_ || !sent) {
     auto why = pq_message(PQerrorMessage(conn_));
     // Reported from the executor, never from inside run().
-    asio::post(on_, [self = shared_from_this(), why] { self->lost(why); });
+    asio::post(socket_.get_executor(), [self = shared_from_this(), why] { self->lost(why); });
     return;
   }
   PQsetSingleRowMode(conn_);
@@ -170,14 +169,13 @@ void pg_async_connection::flush() {
 
 void pg_async_connection::wait(bool for_write, void (pg_async_connection::*then)()) {
   socket_.async_wait(for_write ? descriptor::wait_write : descriptor::wait_read,
-                     asio::bind_executor(on_, [self = shared_from_this(), then](
-                                                boost::system::error_code ec) {
+                     [self = shared_from_this(), then](boost::system::error_code ec) {
                        if (ec == asio::error::operation_aborted)
                          return;
                        if (ec)
                          return self->lost(ec.message());
                        ((*self).*then)();
-                     }));
+                     });
 }
 
 void pg_async_connection::read() {
@@ -258,7 +256,7 @@ bool pg_async_connection::drain_results() {
   if (!to_)
     return false;
   if (!PQisBusy(conn_)) { // more results are complete already
-    asio::post(on_, [self = shared_from_this()] { self->read(); });
+    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->read(); });
     return false;
   }
   return true;
@@ -280,9 +278,8 @@ bool pg_async_connection::relay_capable() const {
   return !broken_ && !PQsslInUse(conn_);
 }
 
-void pg_async_connection::relay(const std::string& sql, executor on,
+void pg_async_connection::relay(const std::string& sql,
                                 std::shared_ptr<pg_async_listener> to) {
-  on_ = std::move(on);
   to_ = std::move(to);
   running_ = relaying_ = true;
   paused_ = false;
@@ -295,15 +292,27 @@ void pg_async_connection::relay(const std::string& sql, executor on,
     out_ += static_cast<char>((length >> shift) & 0xFF);
   out_ += sql;
   out_ += '\0';
-  asio::async_write(socket_, asio::buffer(out_),
-                    asio::bind_executor(on_, [self = shared_from_this()](
-                                               boost::system::error_code ec, size_t) {
-                      if (ec == asio::error::operation_aborted)
+  // The Query nearly always fits the socket's buffer: written here, the
+  // answer is awaited at once, with no completion in between.
+  boost::system::error_code ec;
+  size_t sent = socket_.write_some(asio::buffer(out_), ec);
+  if (ec == asio::error::would_block)
+    ec = {};
+  if (ec) { // reported from the executor, never from in here
+    asio::post(socket_.get_executor(),
+               [self = shared_from_this(), why = ec.message()] { self->lost(why); });
+    return;
+  }
+  if (sent == out_.size())
+    return relay_read();
+  asio::async_write(socket_, asio::buffer(out_.data() + sent, out_.size() - sent),
+                    [self = shared_from_this()](boost::system::error_code error, size_t) {
+                      if (error == asio::error::operation_aborted)
                         return;
-                      if (ec)
-                        return self->lost(ec.message());
+                      if (error)
+                        return self->lost(error.message());
                       self->relay_read();
-                    }));
+                    });
 }
 
 void pg_async_connection::relay_read() {
@@ -317,8 +326,7 @@ void pg_async_connection::relay_read() {
     in_.resize(in_len_ + chunk);
   socket_.async_read_some(
     asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
-    asio::bind_executor(on_, [self = shared_from_this()](boost::system::error_code ec,
-                                                        size_t n) {
+    [self = shared_from_this()](boost::system::error_code ec, size_t n) {
       if (ec == asio::error::operation_aborted)
         return;
       if (ec)
@@ -327,7 +335,7 @@ void pg_async_connection::relay_read() {
       self->in_len_ += n;
       if (self->relay_scan())
         self->relay_read();
-    }));
+    });
 }
 
 bool pg_async_connection::relay_scan() {

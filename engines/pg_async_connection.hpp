@@ -1,7 +1,7 @@
 // A libpq connection in non-blocking mode, driven by Asio readiness on the
-// thread of the session that borrows it. It has no thread of its own: the
-// statement goes out and its rows come back on the thread the client's
-// socket is served on, which is what lets PostgreSQL clients through
+// executor it was opened on: the wire thread, which serves every session
+// that borrows it. It has no thread of its own: the statement goes out and
+// its rows come back on the thread the client's socket is served on, which is what lets PostgreSQL clients through
 // QueryFlux keep pace with a pooler (see docs/performance.md).
 #pragma once
 
@@ -20,7 +20,7 @@ struct pg_conn;
 
 namespace qf::engines {
 
-/// What a run reports, on the executor it was started with.
+/// What a run reports, on the connection's executor.
 class pg_async_listener {
 public:
   virtual ~pg_async_listener() = default;
@@ -58,15 +58,15 @@ public:
   pg_async_connection(const pg_async_connection&) = delete;
   pg_async_connection& operator=(const pg_async_connection&) = delete;
 
-  /// Runs one statement; its events go to `to` on `on`. One run at a time.
-  void run(const std::string& sql, const parameters& params, executor on,
+  /// Runs one statement; its events go to `to`. One run at a time.
+  void run(const std::string& sql, const parameters& params,
            std::shared_ptr<pg_async_listener> to);
 
   /// Sends `sql` as a simple Query and hands back the server's answer as
   /// bytes, unparsed (but for counting DataRows and reading an error): for
   /// a PostgreSQL client, whose messages these already are. Without TLS to
   /// the server only (relay_capable()), since the bytes pass beside libpq.
-  void relay(const std::string& sql, executor on, std::shared_ptr<pg_async_listener> to);
+  void relay(const std::string& sql, std::shared_ptr<pg_async_listener> to);
 
   /// The connection's socket carries the protocol in the clear.
   bool relay_capable() const;
@@ -107,7 +107,6 @@ private:
 
   pg_conn* conn_;
   boost::asio::posix::stream_descriptor socket_;
-  executor on_;
   std::shared_ptr<pg_async_listener> to_;
   std::vector<column> columns_;
   bool have_columns_ = false;

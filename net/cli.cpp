@@ -233,9 +233,7 @@ int serve(const options& opts) {
            q.mysql_wire.tls_key_file},
           boundary::make_mysql_frontend(svc, !q.mysql_wire.tls_cert_file.empty()));
       web.start(2);
-      // One event loop, as pgbouncer runs one: a PostgreSQL statement on
-      // the fast lane never leaves it (docs/performance.md).
-      wire_listeners.start(1);
+      wire_listeners.start();
       spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups)",
                    QF_VERSION, cfg->clusters.size(), cfg->groups.size());
       int sig = 0;

@@ -96,7 +96,7 @@ public:
 
   // -- the socket -------------------------------------------------------------
 
-  void on_data(std::string bytes) override {
+  void on_data(std::string_view bytes) override {
     session_.feed(bytes);
     pump();
   }
@@ -407,9 +407,9 @@ private:
   void start_backend(std::shared_ptr<engines::pg_async_connection> conn) {
     backend_ = std::move(conn);
     if (params_.empty() && session_.relayable() && backend_->relay_capable())
-      backend_->relay(fast_->sql, conn_->executor(), shared_from_this());
+      backend_->relay(fast_->sql, shared_from_this());
     else
-      backend_->run(fast_->sql, params_, conn_->executor(), shared_from_this());
+      backend_->run(fast_->sql, params_, shared_from_this());
   }
 
   /// After output was added: a small result leaves with its end in one

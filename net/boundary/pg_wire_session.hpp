@@ -1,4 +1,4 @@
-// One PostgreSQL wire connection, driven on its socket's strand: the
+// One PostgreSQL wire connection, driven on the wire thread: the
 // pgwire state machine, and two ways to run a statement.
 //
 // The fast lane takes an autocommit statement without a row limit bound

@@ -1,5 +1,5 @@
 // The wire frontends' sessions: MySQL's are actors, fed bytes as
-// messages; PostgreSQL's run on their socket's strand (pg_wire_session).
+// messages; PostgreSQL's run on the wire thread (pg_wire_session).
 #include "net/boundary/wire_frontends.hpp"
 
 #include "actors/data/mysql_session.hpp"
@@ -19,8 +19,8 @@ public:
     // nop
   }
 
-  void on_data(std::string bytes) override {
-    caf::anon_send(session_, atom::data::value, std::move(bytes));
+  void on_data(std::string_view bytes) override {
+    caf::anon_send(session_, atom::data::value, std::string(bytes));
   }
 
   void on_closed() override {

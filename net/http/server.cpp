@@ -231,7 +231,11 @@ private:
 
 } // namespace
 
-struct service::impl : io::listener_group {};
+struct service::impl : io::listener_group {
+  impl() : listener_group(false) {
+    // nop
+  }
+};
 
 service::service() : impl_(std::make_unique<impl>()) {
   // nop

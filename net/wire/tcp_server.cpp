@@ -58,8 +58,8 @@ public:
     if (bytes.empty())
       return;
     pending_.fetch_add(bytes.size());
-    // Inline when called on the strand (the PostgreSQL session), posted
-    // from elsewhere (the MySQL session actors).
+    // Inline when called on the wire thread (the PostgreSQL session),
+    // posted from elsewhere (the MySQL session actors).
     asio::dispatch(socket_.get_executor(),
                [self = shared_from_this(), b = std::move(bytes)]() mutable {
                  self->queue_.push_back(std::move(b));
@@ -148,7 +148,7 @@ private:
         return;
       }
       if (self->handler_)
-        self->handler_->on_data(std::string(self->buffer_.data(), n));
+        self->handler_->on_data({self->buffer_.data(), n});
     };
     if (tls_)
       tls_->async_read_some(asio::buffer(buffer_), std::move(done));
@@ -217,7 +217,13 @@ private:
 
 } // namespace
 
-struct service::impl : io::listener_group {};
+// One thread, as pgbouncer runs one event loop: a PostgreSQL statement on
+// the fast lane never leaves it, and nothing needs a strand.
+struct service::impl : io::listener_group {
+  impl() : listener_group(true) {
+    // nop
+  }
+};
 
 service::service() : impl_(std::make_unique<impl>()) {
   // nop
@@ -262,8 +268,8 @@ void service::listen(const listener_options& opts, handler_factory factory) {
     });
 }
 
-void service::start(unsigned threads) {
-  impl_->start(threads);
+void service::start() {
+  impl_->start(1);
 }
 
 void service::stop_accepting() {

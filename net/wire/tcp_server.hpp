@@ -1,7 +1,8 @@
 // Plain TCP listeners for the wire protocols (PostgreSQL, MySQL), Asio
-// behind a pimpl (only the strand's executor type shows). Reading is credit-based: after each chunk delivered, the
-// connection waits for read_more(), so a slow session never buffers a fast
-// client's whole stream.
+// behind a pimpl (only the executor type shows), all served by one thread.
+// Reading is credit-based: after each chunk delivered, the connection waits
+// for read_more(), so a slow session never buffers a fast client's whole
+// stream.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -10,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace qf::wire {
 
@@ -25,21 +27,22 @@ public:
   /// After what was written, runs the TLS handshake; the handler hears
   /// on_tls_ready() and everything after is encrypted.
   virtual void start_tls() = 0;
-  /// The strand the handler is called on: work posted there never runs
-  /// beside the handler.
+  /// The wire thread's executor, which the handler is called on: work
+  /// posted there never runs beside the handler.
   virtual boost::asio::any_io_executor executor() = 0;
   /// Bytes written but not sent yet: how far the client lags behind.
   virtual size_t pending_output() const = 0;
-  /// Runs fn on the strand once everything written so far is sent; never,
+  /// Runs fn on the wire thread once everything written so far is sent; never,
   /// if the connection closes first.
   virtual void when_drained(std::function<void()> fn) = 0;
 };
 
-/// Receives a connection's input; called on the connection's strand.
+/// Receives a connection's input; called on the wire thread.
 class handler {
 public:
   virtual ~handler() = default;
-  virtual void on_data(std::string bytes) = 0;
+  /// The bytes are valid during the call only.
+  virtual void on_data(std::string_view bytes) = 0;
   virtual void on_closed() = 0;
   virtual void on_tls_ready() = 0;
 };
@@ -66,7 +69,8 @@ public:
 
   /// Binds now; throws std::runtime_error when the port is taken.
   void listen(const listener_options& opts, handler_factory factory);
-  void start(unsigned threads);
+  /// Serves on one thread of its own.
+  void start();
   void stop_accepting();
   void stop();
 
