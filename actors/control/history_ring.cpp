@@ -58,6 +58,11 @@ history_ring::history_ring(size_t capacity)
   // nop
 }
 
+const query_record& history_ring::newest(size_t i) const {
+  auto n = records_.size();
+  return records_[(next_ + n - 1 - i) % n];
+}
+
 void history_ring::record(query_record r) {
   std::lock_guard guard{mtx_};
   // A window, not a set of every id: a hash set over 10,000 records cost
@@ -66,13 +71,17 @@ void history_ring::record(query_record r) {
   const auto& id = r.proxy_query_id;
   auto window = std::min(records_.size(), duplicate_window);
   for (size_t i = 0; i < window; ++i) {
-    const auto& seen = records_[i].proxy_query_id;
+    const auto& seen = newest(i).proxy_query_id;
     if (seen.size() == id.size() && std::equal(seen.rbegin(), seen.rend(), id.rbegin()))
       return;
   }
-  records_.push_front(std::move(r));
-  if (records_.size() > capacity_)
-    records_.pop_back();
+  if (records_.size() < capacity_) {
+    records_.push_back(std::move(r));
+    next_ = records_.size() % capacity_;
+    return;
+  }
+  records_[next_] = std::move(r); // the oldest goes
+  next_ = (next_ + 1) % capacity_;
 }
 
 std::string history_ring::list(const history_filter& f) const {
@@ -80,7 +89,8 @@ std::string history_ring::list(const history_filter& f) const {
   size_t total = 0;
   {
     std::lock_guard guard{mtx_};
-    for (const auto& r : records_) {
+    for (size_t i = 0; i < records_.size(); ++i) {
+      const auto& r = newest(i);
       if (!matches(r, f))
         continue;
       if (total >= f.offset && out.size() < f.limit)
@@ -94,9 +104,9 @@ std::string history_ring::list(const history_filter& f) const {
 
 std::optional<std::string> history_ring::get(const std::string& id) const {
   std::lock_guard guard{mtx_};
-  for (const auto& r : records_)
-    if (r.proxy_query_id == id)
-      return to_json(r);
+  for (size_t i = 0; i < records_.size(); ++i)
+    if (newest(i).proxy_query_id == id)
+      return to_json(newest(i));
   return std::nullopt;
 }
 

@@ -6,10 +6,10 @@
 
 #include "actors/core/messages.hpp"
 
-#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace qf {
 
@@ -31,9 +31,14 @@ public:
   std::optional<std::string> get(const std::string& id) const;
 
 private:
+  /// The i-th newest record; i < records_.size().
+  const query_record& newest(size_t i) const;
+
   size_t capacity_;
   mutable std::mutex mtx_;
-  std::deque<query_record> records_; // newest at the front
+  /// A circle once full: the next record overwrites the oldest, at next_.
+  std::vector<query_record> records_;
+  size_t next_ = 0;
 };
 
 /// The JSON object of one record (camelCase keys).

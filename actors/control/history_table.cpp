@@ -152,7 +152,7 @@ size_t history_table::write(const std::vector<query_record>& batch) {
       for (const auto& r : batch) {
         std::array<std::string, batch_width> text{
           r.proxy_query_id, r.cluster_group, r.cluster_name, r.engine_type,
-          r.protocol, r.user, r.catalog, r.schema, sql::preview(r.sql, 16384), r.status,
+          r.protocol, r.user, r.catalog, r.schema, std::string{sql::preview(r.sql, 16384)}, r.status,
           r.routing_trace, std::to_string(r.queue_duration_ms),
           std::to_string(r.execution_duration_ms), std::to_string(r.rows_returned),
           r.error_message, std::to_string(r.created_at_ms), r.source,

@@ -25,19 +25,88 @@ int64_t steady_ms() {
     .count();
 }
 
+query_summary::query_summary(std::string id, std::string user, std::string protocol,
+                             std::string sql_preview) {
+  view_.id = std::move(id);
+  view_.user = std::move(user);
+  view_.protocol = std::move(protocol);
+  view_.sql_preview = std::move(sql_preview);
+  view_.state = "QUEUED";
+}
+
+query_summary::query_summary(std::string user, std::string protocol) : idle_(true) {
+  view_.user = std::move(user);
+  view_.protocol = std::move(protocol);
+}
+
+void query_summary::update(progress p) {
+  std::lock_guard guard{mtx_};
+  view_.group = std::move(p.group);
+  view_.cluster = std::move(p.cluster);
+  view_.state = std::move(p.state);
+}
+
+void query_summary::begin(std::string_view id, std::string_view sql_preview,
+                          std::string_view group, std::string_view cluster) {
+  // Assigned into the strings the last statement left: no allocation once
+  // they have grown.
+  std::lock_guard guard{mtx_};
+  view_.id.assign(id);
+  view_.sql_preview.assign(sql_preview);
+  view_.group.assign(group);
+  view_.cluster.assign(cluster);
+  view_.state.assign("RUNNING");
+  idle_ = false;
+}
+
+void query_summary::end() {
+  std::lock_guard guard{mtx_};
+  idle_ = true;
+}
+
+std::optional<statement_view> query_summary::view() const {
+  std::lock_guard guard{mtx_};
+  if (idle_)
+    return std::nullopt;
+  return view_;
+}
+
+bool query_summary::shows(const std::string& id) const {
+  std::lock_guard guard{mtx_};
+  return !idle_ && view_.id == id;
+}
+
 void query_registry::add(const std::string& id, caf::actor query,
                          std::shared_ptr<query_liveness> live,
                          std::shared_ptr<query_summary> summary) {
   auto& s = shard_of(id);
   std::lock_guard guard{s.mtx};
-  s.queries[id] = entry{std::move(query), std::move(live), std::move(summary), {}};
+  s.queries[id] = entry{std::move(query), std::move(live), std::move(summary), {}, {}};
 }
 
 void query_registry::add(const std::string& id, std::function<void()> canceller,
                          std::shared_ptr<query_summary> summary) {
   auto& s = shard_of(id);
   std::lock_guard guard{s.mtx};
-  s.queries[id] = entry{nullptr, nullptr, std::move(summary), std::move(canceller)};
+  s.queries[id] = entry{nullptr, nullptr, std::move(summary), std::move(canceller), {}};
+}
+
+void query_registry::add(const std::string& id, std::function<void()> canceller,
+                         std::function<void(const std::string& id)> statement_canceller,
+                         std::shared_ptr<query_summary> summary) {
+  auto& s = shard_of(id);
+  std::lock_guard guard{s.mtx};
+  s.queries[id] = entry{nullptr, nullptr, std::move(summary), std::move(canceller),
+                        std::move(statement_canceller)};
+}
+
+bool query_registry::cancel_statement(const std::string& id) const {
+  for (const auto& e : all())
+    if (e.statement_canceller && e.summary && e.summary->shows(id)) {
+      e.statement_canceller(id); // it checks again, on the session's thread
+      return true;
+    }
+  return false;
 }
 
 bool query_registry::cancel(const std::string& id) const {

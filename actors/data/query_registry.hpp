@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -28,23 +29,28 @@ struct query_liveness {
   std::atomic<bool> finished{false};        // the last page went out
 };
 
-/// What GET /admin/queries/running shows of a query. The statement moves
-/// its group, cluster and state along as it is routed, admitted and run.
+/// One statement as GET /admin/queries/running and GET /v1/query show it.
+struct statement_view {
+  std::string id;
+  std::string user;
+  std::string protocol;
+  std::string group;
+  std::string cluster;
+  std::string state; // QUEUED, RUNNING
+  std::string sql_preview;
+};
+
+/// What the running list shows of a statement. A statement's own summary
+/// moves its group, cluster and state along as it is routed, admitted and
+/// run. A PostgreSQL session's summary is reused by each of its fast-lane
+/// statements in turn, so that a statement registers nothing of its own.
 class query_summary {
 public:
-  query_summary(std::string id_, std::string user_, std::string protocol_,
-                std::string sql_preview_)
-    : id(std::move(id_)),
-      user(std::move(user_)),
-      protocol(std::move(protocol_)),
-      sql_preview(std::move(sql_preview_)) {
-    // nop
-  }
+  query_summary(std::string id, std::string user, std::string protocol,
+                std::string sql_preview);
 
-  const std::string id;
-  const std::string user;
-  const std::string protocol;
-  const std::string sql_preview;
+  /// A session's: idle until begin().
+  query_summary(std::string user, std::string protocol);
 
   struct progress {
     std::string group;
@@ -52,19 +58,25 @@ public:
     std::string state = "QUEUED"; // QUEUED, RUNNING
   };
 
-  void update(progress p) {
-    std::lock_guard guard{mtx_};
-    progress_ = std::move(p);
-  }
+  void update(progress p);
 
-  progress now() const {
-    std::lock_guard guard{mtx_};
-    return progress_;
-  }
+  /// The session's next statement, running at once.
+  void begin(std::string_view id, std::string_view sql_preview,
+             std::string_view group, std::string_view cluster);
+
+  /// The session's statement ended.
+  void end();
+
+  /// Nothing while a session's summary is idle.
+  std::optional<statement_view> view() const;
+
+  /// Whether it shows the statement `id` now.
+  bool shows(const std::string& id) const;
 
 private:
   mutable std::mutex mtx_;
-  progress progress_;
+  statement_view view_;
+  bool idle_ = false;
 };
 
 class query_registry {
@@ -76,6 +88,8 @@ public:
     /// For what is not an actor (PostgreSQL wire sessions and their fast
     /// lane statements): cancels it, from any thread.
     std::function<void()> canceller;
+    /// A session's: cancels its statement `id` if that still runs.
+    std::function<void(const std::string& id)> statement_canceller;
   };
 
   void add(const std::string& id, caf::actor query,
@@ -83,11 +97,18 @@ public:
            std::shared_ptr<query_summary> summary = nullptr);
   void add(const std::string& id, std::function<void()> canceller,
            std::shared_ptr<query_summary> summary = nullptr);
+  /// A session, whose summary shows its running statement.
+  void add(const std::string& id, std::function<void()> canceller,
+           std::function<void(const std::string& id)> statement_canceller,
+           std::shared_ptr<query_summary> summary);
   void remove(const std::string& id);
   std::optional<caf::actor> find(const std::string& id) const;
   /// Cancels the entry's query (not abandoned: its client stays); false
   /// when there is no such entry.
   bool cancel(const std::string& id) const;
+  /// Cancels the statement `id` of the session whose summary shows it;
+  /// false when no session runs it.
+  bool cancel_statement(const std::string& id) const;
   size_t size() const;
   std::vector<entry> all() const;
 

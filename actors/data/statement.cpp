@@ -520,7 +520,7 @@ caf::behavior statement_actor(self_ptr self, statement_spec spec,
   if (!s.summary)
     s.summary = std::make_shared<query_summary>(
       s.id, s.session.user, std::string{config::to_string(s.protocol)},
-      sql::preview(s.sql, 160));
+      std::string{sql::preview(s.sql, 160)});
   if (s.protocol != config::protocol::trino_http)
     state.node->wire_statements->add(s.id, self, nullptr, s.summary);
   self->attach_functor([node = state.node, id = state.spec.id,

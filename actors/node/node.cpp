@@ -51,12 +51,14 @@ std::string node_services::query_id(uint64_t ticket, std::string_view prefix) co
   return out.append("_").append(std::to_string(ticket));
 }
 
-std::vector<std::shared_ptr<const query_summary>> node_services::unfinished_statements() const {
-  std::vector<std::shared_ptr<const query_summary>> out;
-  for (const auto* registry : {queries.get(), wire_statements.get()})
+std::vector<statement_view> node_services::unfinished_statements() const {
+  std::vector<statement_view> out;
+  // wire_sessions: the PostgreSQL sessions' fast-lane statements.
+  for (const auto* registry : {queries.get(), wire_statements.get(), wire_sessions.get()})
     for (const auto& q : registry->all())
       if (q.summary && !(q.live && q.live->finished.load()))
-        out.push_back(q.summary);
+        if (auto v = q.summary->view())
+          out.push_back(std::move(*v));
   return out;
 }
 

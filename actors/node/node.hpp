@@ -56,10 +56,12 @@ struct node_services {
   caf::actor_system* sys = nullptr;
   std::shared_ptr<metrics> stats;
   std::shared_ptr<query_registry> queries;
-  /// PostgreSQL sessions by "pid:secret", for CancelRequest.
+  /// Wire sessions by their cancel key ("pid:secret" for PostgreSQL), for
+  /// CancelRequest and KILL. A PostgreSQL session's summary shows its
+  /// fast-lane statement while one runs.
   std::shared_ptr<query_registry> wire_sessions;
-  /// Running statements of wire sessions, for the admin API (apart from
-  /// `queries`, whose entries Trino's nextUri reaches).
+  /// Running statements of wire sessions on the actor path, for the admin
+  /// API (apart from `queries`, whose entries Trino's nextUri reaches).
   std::shared_ptr<query_registry> wire_statements;
   std::shared_ptr<snapshot_cell> snapshot;
   std::shared_ptr<first_health_round> first_round;
@@ -94,7 +96,7 @@ struct node_services {
 
   /// The statements of every frontend between arrival and their end (a
   /// finished Trino query lingers in `queries` for its last poll).
-  std::vector<std::shared_ptr<const query_summary>> unfinished_statements() const;
+  std::vector<statement_view> unfinished_statements() const;
 
   /// Ready once a snapshot is active and every cluster had a first check;
   /// not ready while draining, so that load balancers move away.

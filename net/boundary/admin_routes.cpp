@@ -156,9 +156,7 @@ private:
   /// Every statement between arrival and its end, from all frontends.
   std::string running_queries() const {
     std::string out = "[";
-    for (const auto& summary : node_->unfinished_statements()) {
-      const auto& s = *summary;
-      auto now = s.now();
+    for (const auto& s : node_->unfinished_statements()) {
       if (out.size() > 1)
         out += ',';
       out += "{\"id\":";
@@ -168,11 +166,11 @@ private:
       out += ",\"protocol\":";
       json_text::append_string(out, s.protocol);
       out += ",\"group\":";
-      json_text::append_string(out, now.group);
+      json_text::append_string(out, s.group);
       out += ",\"cluster\":";
-      json_text::append_string(out, now.cluster);
+      json_text::append_string(out, s.cluster);
       out += ",\"state\":";
-      json_text::append_string(out, now.state);
+      json_text::append_string(out, s.state);
       out += ",\"sqlPreview\":";
       json_text::append_string(out, s.sql_preview);
       out += '}';
@@ -181,7 +179,8 @@ private:
   }
 
   void cancel_query(const std::string& id, http::respond_fn respond) {
-    if (!node_->queries->cancel(id) && !node_->wire_statements->cancel(id))
+    if (!node_->queries->cancel(id) && !node_->wire_statements->cancel(id)
+        && !node_->wire_sessions->cancel_statement(id))
       return respond(http::error_response(404, "no running query " + id));
     std::string out = "{\"cancelled\":";
     json_text::append_string(out, id);

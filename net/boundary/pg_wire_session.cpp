@@ -183,7 +183,6 @@ private:
     std::string sql;
     routing::decision route;
     std::shared_ptr<cluster_state> cluster;
-    std::shared_ptr<query_summary> summary;
     clock::time_point created = clock::now();
     int64_t created_wall_ms = wall_ms();
     int64_t rows = 0;
@@ -204,9 +203,10 @@ private:
   }
 
   void flush_output() {
-    auto out = session_.take_output();
-    if (!out.empty())
-      conn_->write(std::move(out));
+    if (session_.output_size() == 0)
+      return;
+    conn_->send(session_.output());
+    session_.clear_output();
   }
 
   /// Hands the state machine's events over while no statement runs, sends
@@ -303,29 +303,31 @@ private:
     route_req_.protocol = config::protocol::postgres_wire;
     route_req_.user = user_;
     route_req_.headers = params; // the header router sees startup parameters
-    node_->wire_sessions->add(cancel_key_, canceller({}));
+    summary_ = std::make_shared<query_summary>(user_, "postgresWire");
+    std::weak_ptr<pg_wire_session> weak = weak_from_this();
+    node_->wire_sessions->add(
+      cancel_key_, [weak] { cancel(weak, {}); },
+      [weak](const std::string& id) { cancel(weak, id); }, summary_);
     session_.accept();
   }
 
-  /// What cancels this session's running statement from another thread;
-  /// with a query id, only while that statement runs.
-  std::function<void()> canceller(std::string id) {
-    return [weak = weak_from_this(), id = std::move(id)] {
-      auto self = weak.lock();
-      if (!self)
+  /// Cancels the session's running statement from any thread; with a
+  /// query id, only while that fast-lane statement runs.
+  static void cancel(const std::weak_ptr<pg_wire_session>& weak, const std::string& id) {
+    auto self = weak.lock();
+    if (!self)
+      return;
+    asio::post(self->conn_->executor(), [weak, id] {
+      auto session = weak.lock();
+      if (!session || (!id.empty() && !(session->fast_ && session->fast_->id == id)))
         return;
-      asio::post(self->conn_->executor(), [weak, id] {
-        auto session = weak.lock();
-        if (!session || (!id.empty() && !(session->fast_ && session->fast_->id == id)))
-          return;
-        if (session->statement_)
-          session->statement_->cancel(false);
-        else if (session->backend_)
-          session->backend_->cancel();
-        else if (session->fast_) // its connection is still opening
-          session->fast_->cancelled = true;
-      });
-    };
+      if (session->statement_)
+        session->statement_->cancel(false);
+      else if (session->backend_)
+        session->backend_->cancel();
+      else if (session->fast_) // its connection is still opening
+        session->fast_->cancelled = true;
+    });
   }
 
   // -- statements -------------------------------------------------------------
@@ -368,10 +370,7 @@ private:
     st.sql = std::move(ev.sql);
     st.route = std::move(route);
     st.cluster = std::move(cluster);
-    st.summary = std::make_shared<query_summary>(
-      st.id, user_, "postgresWire", sql::preview(st.sql, 160));
-    st.summary->update({st.route.group, st.cluster->name, "RUNNING"});
-    node_->wire_statements->add(st.id, canceller(st.id), st.summary);
+    summary_->begin(st.id, sql::preview(st.sql, 160), st.route.group, st.cluster->name);
     params_ = std::move(ev.params);
     if (auto idle = st.cluster->lane->take()) {
       start_backend(std::move(idle));
@@ -436,7 +435,7 @@ private:
     fast_.reset();
     st.cluster->release();
     node_->stats->running_changed(*series_, -1);
-    node_->wire_statements->remove(st.id);
+    summary_->end();
     node_->in_flight.fetch_sub(1);
     auto ended = clock::now();
     query_record r;
@@ -635,6 +634,8 @@ private:
 
   // The fast lane.
   std::optional<fast_statement> fast_;
+  /// What the running list shows of fast_ (registered with the session).
+  std::shared_ptr<query_summary> summary_;
   std::shared_ptr<metrics::route_series> series_;
   std::shared_ptr<cluster_state> series_cluster_;
   std::string series_group_;

@@ -106,7 +106,7 @@ private:
     auto id = spec.id;
     spec.live = std::make_shared<query_liveness>();
     spec.summary = std::make_shared<query_summary>(id, spec.session.user, "trinoHttp",
-                                                   sql::preview(spec.sql, 160));
+                                                   std::string{sql::preview(spec.sql, 160)});
     auto live = spec.live;
     auto summary = spec.summary;
     auto query = node_->sys->spawn(statement_actor, std::move(spec), node_);
@@ -186,14 +186,13 @@ private:
   http::response query_list() const {
     http::response res;
     res.body = "[";
-    for (const auto& summary : node_->unfinished_statements()) {
-      const auto& s = *summary;
+    for (const auto& s : node_->unfinished_statements()) {
       if (res.body.size() > 1)
         res.body += ',';
       res.body += "{\"queryId\":";
       json_text::append_string(res.body, s.id);
       res.body += ",\"state\":";
-      json_text::append_string(res.body, s.now().state);
+      json_text::append_string(res.body, s.state);
       res.body += ",\"query\":";
       json_text::append_string(res.body, s.sql_preview);
       res.body += ",\"session\":{\"user\":";

@@ -48,6 +48,8 @@ public:
   tcp_connection& operator=(const tcp_connection&) = delete;
 
   void start(std::shared_ptr<handler> h) {
+    boost::system::error_code ignored;
+    socket_.non_blocking(true, ignored); // send() never waits
     asio::dispatch(socket_.get_executor(), [self = shared_from_this(), h] {
       self->handler_ = h;
       self->read();
@@ -66,6 +68,23 @@ public:
                  if (self->queue_.size() == 1)
                    self->flush();
                });
+  }
+
+  void send(std::string_view bytes) override {
+    if (queue_.empty() && !tls_ && !tls_pending_ && !handshaking_ && !closing_ && !closed_) {
+      boost::system::error_code ec;
+      size_t sent = socket_.send(asio::buffer(bytes), 0, ec);
+      // A failure is left to the queued write below, which shuts the
+      // connection down from a completion rather than from inside the
+      // handler that is sending.
+      bytes.remove_prefix(ec ? 0 : sent);
+    }
+    if (bytes.empty())
+      return;
+    pending_.fetch_add(bytes.size());
+    queue_.emplace_back(bytes);
+    if (queue_.size() == 1)
+      flush();
   }
 
   void close() override {

@@ -20,6 +20,9 @@ class connection {
 public:
   virtual ~connection() = default;
   virtual void write(std::string bytes) = 0;
+  /// On the wire thread only: sends what the socket takes now and queues
+  /// a copy of the rest, so a small answer costs one send and nothing else.
+  virtual void send(std::string_view bytes) = 0;
   /// Sends what was written, then closes.
   virtual void close() = 0;
   /// Lets the next chunk of input through.

@@ -6,6 +6,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace qf {
@@ -31,6 +32,20 @@ public:
   std::string take_output() {
     return std::exchange(out_, {});
   }
+
+  /// The bytes take_output() would return, for a driver that sends them
+  /// at once; clear_output() then keeps the buffer for the next ones.
+  std::string_view output() const {
+    return out_;
+  }
+
+  void clear_output() {
+    out_.clear();
+    if (out_.capacity() > kept_output_capacity) // after a burst of rows
+      out_ = {};
+  }
+
+  static constexpr size_t kept_output_capacity = 64 * 1024;
 
 protected:
   std::string in_;

@@ -77,8 +77,12 @@ char server_session::transaction_status() const {
   }
 }
 
-transaction_step server_session::step_of(const std::string& sql) const {
-  auto kw = sql::leading_keyword(sql);
+void server_session::set_current(std::string_view sql) {
+  current_.assign(sql);
+  current_keyword_ = sql::leading_keyword(current_);
+}
+
+transaction_step server_session::step_of(std::string_view kw) const {
   bool opens = kw == "BEGIN" || kw == "START";
   bool ends = kw == "COMMIT" || kw == "END" || kw == "ROLLBACK"
               || kw == "ABORT";
@@ -307,7 +311,7 @@ void server_session::describe_statement(const std::string& sql,
   while (!body.empty() && (body.back() == ';' || std::isspace(static_cast<unsigned char>(body.back()))))
     body.remove_suffix(1);
   // The newline ends a trailing -- comment before the closing parenthesis.
-  current_ = "SELECT * FROM (" + std::string{body} + "\n) AS qf_describe LIMIT 0";
+  set_current("SELECT * FROM (" + std::string{body} + "\n) AS qf_describe LIMIT 0");
   current_columns_.clear();
   rows_sent_ = 0;
   dml_count_.reset();
@@ -361,7 +365,7 @@ void server_session::handle_execute(const std::string& portal_name,
   running_portal_ = portal_name;
   held_ = {};
   held_from_ = 0;
-  current_ = p->second.sql;
+  set_current(p->second.sql);
   current_columns_.clear();
   rows_sent_ = 0;
   dml_count_.reset();
@@ -377,7 +381,7 @@ void server_session::handle_execute(const std::string& portal_name,
   send_description_ = describe_first;
   send_rows_ = execute_too;
   state_ = state::running;
-  if (local_statement(current_)) {
+  if (local_statement(current_keyword_)) {
     if (describe_first)
       no_data(out_);
     if (execute_too)
@@ -386,7 +390,7 @@ void server_session::handle_execute(const std::string& portal_name,
       finish_extended();
     return;
   }
-  current_step_ = step_of(current_);
+  current_step_ = step_of(current_keyword_);
   events_.push_back(run_event{current_, p->second.params, current_step_});
 }
 
@@ -545,31 +549,31 @@ void server_session::reject(const error_fields& e) {
 void server_session::handle_query(std::string sql) {
   if (suspended_)
     close_suspended(); // one run at a time per session
-  auto statements = sql::split_statements(sql);
-  if (statements.empty()) {
+  query_text_ = std::move(sql);
+  pending_ = sql::split_statement_views(query_text_);
+  next_pending_ = 0;
+  if (pending_.empty()) {
     empty_query_response(out_);
     send_ready();
     return;
   }
-  pending_.assign(statements.begin(), statements.end());
   state_ = state::running;
   next_statement();
 }
 
 void server_session::next_statement() {
-  while (!pending_.empty()) {
-    current_ = std::move(pending_.front());
-    pending_.pop_front();
+  while (next_pending_ < pending_.size()) {
+    set_current(pending_[next_pending_++]);
     current_columns_.clear();
     rows_sent_ = 0;
     dml_count_.reset();
-    if (local_statement(current_)) {
+    if (local_statement(current_keyword_)) {
       run_locally(current_);
       if (state_ != state::running)
         return; // it failed, and fail() answered the query
       continue;
     }
-    current_step_ = step_of(current_);
+    current_step_ = step_of(current_keyword_);
     events_.push_back(run_event{current_, {}, current_step_});
     return; // the driver reports; complete() or fail() continues
   }
@@ -580,8 +584,7 @@ void server_session::next_statement() {
 
 /// Statements about the session itself never reach an engine: connections
 /// there are pooled, so SET would leak into other clients' queries.
-bool server_session::local_statement(const std::string& sql) const {
-  auto kw = sql::leading_keyword(sql);
+bool server_session::local_statement(std::string_view kw) const {
   // Outside a block there is nothing to end: answered here, as PostgreSQL
   // does, with a warning.
   if (kw == "COMMIT" || kw == "END" || kw == "ROLLBACK" || kw == "ABORT")
@@ -668,7 +671,7 @@ bool server_session::columns(const std::vector<column>& cols) {
     describing_.reset();
     return true;
   }
-  auto kw = sql::leading_keyword(current_);
+  const auto& kw = current_keyword_;
   // DuckDB answers DML and DDL with one "Count" column; PostgreSQL clients
   // expect a command tag and no rows.
   if (!sql::returns_rows(kw) && cols.size() == 1 && cols[0].name == "Count") {
@@ -741,7 +744,7 @@ void server_session::complete(int64_t affected_rows) {
     return;
   }
   row_limit_ = 0;
-  auto kw = sql::leading_keyword(current_);
+  const auto& kw = current_keyword_;
   auto affected = dml_count_ ? *dml_count_ : std::max<int64_t>(affected_rows, 0);
   std::string tag;
   if (kw == "INSERT")
@@ -777,6 +780,7 @@ void server_session::relay_end(bool failed) {
   if (!failed)
     return next_statement();
   pending_.clear(); // an error ends the whole simple query
+  next_pending_ = 0;
   state_ = state::idle;
   send_ready();
   process();
@@ -810,6 +814,7 @@ void server_session::fail(const error_fields& e) {
   }
   error_response(out_, e);
   pending_.clear(); // an error ends the whole simple query
+  next_pending_ = 0;
   state_ = state::idle;
   send_ready();
   process();

@@ -170,14 +170,17 @@ private:
   void handle_startup(std::string_view body);
   void handle_query(std::string sql);
   void next_statement();
-  bool local_statement(const std::string& sql) const;
+  /// keyword: the statement's leading one (sql::leading_keyword).
+  bool local_statement(std::string_view keyword) const;
   void run_locally(const std::string& sql);
   void finish_extended();
   void finish_statement(std::string tag);
   void protocol_violation(const char* what);
   char transaction_status() const;
   void send_ready();
-  transaction_step step_of(const std::string& sql) const;
+  transaction_step step_of(std::string_view keyword) const;
+  /// The statement now answered, and its leading keyword, read once.
+  void set_current(std::string_view sql);
   void after_statement(bool ok);
 
   session_options opts_;
@@ -190,8 +193,11 @@ private:
   transaction_step current_step_ = transaction_step::none;
 
   // The simple query being answered: its statements, one at a time.
-  std::deque<std::string> pending_;
+  std::string query_text_;
+  std::vector<std::string_view> pending_; // views of query_text_
+  size_t next_pending_ = 0;
   std::string current_;
+  std::string current_keyword_;
   std::vector<column> current_columns_;
   int64_t rows_sent_ = 0;
   std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row

@@ -59,13 +59,18 @@ size_t skip_noise(std::string_view s, size_t i) {
 } // namespace
 
 std::vector<std::string> split_statements(std::string_view script) {
-  std::vector<std::string> out;
+  auto views = split_statement_views(script);
+  return {views.begin(), views.end()};
+}
+
+std::vector<std::string_view> split_statement_views(std::string_view script) {
+  std::vector<std::string_view> out;
   size_t start = 0;
   size_t i = 0;
   auto flush = [&](size_t end) {
     auto stmt = script.substr(start, end - start);
     if (skip_noise(stmt, 0) < stmt.size())
-      out.emplace_back(stmt);
+      out.push_back(stmt);
   };
   while (i < script.size()) {
     char c = script[i];
@@ -102,8 +107,8 @@ std::string leading_keywords(std::string_view statement, size_t count) {
       break;
     if (!out.empty())
       out += ' ';
-    for (auto c : statement.substr(start, i - start))
-      out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (auto c : statement.substr(start, i - start)) // ASCII: no locale
+      out += c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
   }
   return out;
 }
@@ -133,13 +138,13 @@ size_t highest_placeholder(std::string_view s) {
   return highest;
 }
 
-std::string preview(std::string_view sql, size_t max_bytes) {
+std::string_view preview(std::string_view sql, size_t max_bytes) {
   if (sql.size() <= max_bytes)
-    return std::string{sql};
+    return sql;
   auto cut = max_bytes;
   while (cut > 0 && (static_cast<unsigned char>(sql[cut]) & 0xC0) == 0x80)
     --cut; // back to the first byte of a character
-  return std::string{sql.substr(0, cut)};
+  return sql.substr(0, cut);
 }
 
 bool returns_rows(std::string_view keyword) {

@@ -12,6 +12,9 @@ namespace qf::sql {
 /// Splits on top-level semicolons; empty statements are dropped.
 std::vector<std::string> split_statements(std::string_view script);
 
+/// The same, as views of `script`.
+std::vector<std::string_view> split_statement_views(std::string_view script);
+
 /// The first keyword, uppercased ("SELECT", "WITH", "INSERT"...), skipping
 /// whitespace, comments and opening parentheses.
 std::string leading_keyword(std::string_view statement);
@@ -26,7 +29,7 @@ bool returns_rows(std::string_view leading_keyword);
 
 /// The statement's first max_bytes at most, cut on a UTF-8 character
 /// boundary: what history and the admin API show of long SQL.
-std::string preview(std::string_view statement, size_t max_bytes);
+std::string_view preview(std::string_view statement, size_t max_bytes);
 
 /// The highest $n placeholder outside strings and comments; 0 if none.
 size_t highest_placeholder(std::string_view statement);

@@ -1,0 +1,70 @@
+// The in-memory history: newest first, the oldest overwritten once full,
+// a record made twice kept once.
+#include "actors/control/history_ring.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace qf;
+
+namespace {
+
+query_record record_of(const std::string& id, const std::string& user = "alice") {
+  query_record r;
+  r.proxy_query_id = id;
+  r.user = user;
+  r.sql = "SELECT " + id;
+  r.status = "Success";
+  return r;
+}
+
+std::vector<std::string> ids_listed(const history_ring& ring, history_filter f = {}) {
+  std::vector<std::string> out;
+  auto page = nlohmann::json::parse(ring.list(f));
+  for (const auto& q : page["queries"])
+    out.push_back(q["proxyQueryId"]);
+  return out;
+}
+
+} // namespace
+
+TEST(history_ring, lists_newest_first) {
+  history_ring ring{10};
+  for (auto id : {"q1", "q2", "q3"})
+    ring.record(record_of(id));
+  EXPECT_EQ(ids_listed(ring), (std::vector<std::string>{"q3", "q2", "q1"}));
+}
+
+TEST(history_ring, once_full_the_oldest_go_round_after_round) {
+  history_ring ring{3};
+  for (int i = 1; i <= 8; ++i)
+    ring.record(record_of("q" + std::to_string(i)));
+  EXPECT_EQ(ids_listed(ring), (std::vector<std::string>{"q8", "q7", "q6"}));
+  EXPECT_TRUE(ring.get("q6").has_value());
+  EXPECT_FALSE(ring.get("q5").has_value());
+  auto total = nlohmann::json::parse(ring.list({}))["total"];
+  EXPECT_EQ(total, 3);
+}
+
+TEST(history_ring, a_record_made_twice_is_kept_once_with_the_first_values) {
+  history_ring ring{100};
+  ring.record(record_of("q1", "first"));
+  for (int i = 2; i <= 5; ++i)
+    ring.record(record_of("q" + std::to_string(i)));
+  ring.record(record_of("q1", "second"));
+  EXPECT_EQ(ids_listed(ring).size(), 5u);
+  EXPECT_EQ(nlohmann::json::parse(*ring.get("q1"))["user"], "first");
+}
+
+TEST(history_ring, filters_and_pages_over_the_wrapped_circle) {
+  history_ring ring{4};
+  for (int i = 1; i <= 6; ++i)
+    ring.record(record_of("q" + std::to_string(i), i % 2 ? "odd" : "even"));
+  history_filter f;
+  f.user = "even";
+  EXPECT_EQ(ids_listed(ring, f), (std::vector<std::string>{"q6", "q4"}));
+  history_filter page;
+  page.offset = 1;
+  page.limit = 2;
+  EXPECT_EQ(ids_listed(ring, page), (std::vector<std::string>{"q5", "q4"}));
+}
