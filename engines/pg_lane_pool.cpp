@@ -12,15 +12,21 @@ pg_lane_pool::pg_lane_pool(std::string conninfo, uint32_t max_idle)
 pg_lane_pool::~pg_lane_pool() = default;
 
 std::shared_ptr<pg_async_connection> pg_lane_pool::take() {
-  std::shared_ptr<pg_async_connection> conn;
-  while (!conn || !conn->quiet()) {
-    std::lock_guard guard{mtx_};
-    if (idle_.empty())
-      return nullptr;
-    conn = std::move(idle_.back());
-    idle_.pop_back();
+  auto now = std::chrono::steady_clock::now();
+  for (;;) {
+    idle_connection idle;
+    {
+      std::lock_guard guard{mtx_};
+      if (idle_.empty())
+        return nullptr;
+      idle = std::move(idle_.back());
+      idle_.pop_back();
+    }
+    // The check costs a system call: under load a connection comes back
+    // microseconds after it went, with nothing to hear in between.
+    if (now - idle.since < quiet_check_after || idle.conn->quiet())
+      return std::move(idle.conn);
   }
-  return conn;
 }
 
 void pg_lane_pool::give_back(std::shared_ptr<pg_async_connection> conn) {
@@ -28,11 +34,11 @@ void pg_lane_pool::give_back(std::shared_ptr<pg_async_connection> conn) {
     return;
   std::lock_guard guard{mtx_};
   if (!retired_ && idle_.size() < max_idle_)
-    idle_.push_back(std::move(conn));
+    idle_.push_back({std::move(conn), std::chrono::steady_clock::now()});
 }
 
 void pg_lane_pool::retire() {
-  std::vector<std::shared_ptr<pg_async_connection>> closing;
+  std::vector<idle_connection> closing;
   std::lock_guard guard{mtx_};
   retired_ = true;
   closing.swap(idle_);

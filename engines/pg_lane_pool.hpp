@@ -3,6 +3,7 @@
 // owns it can be shared with the actors.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -25,8 +26,14 @@ public:
     return conninfo_;
   }
 
-  /// An idle connection, or null: the caller opens one.
+  /// An idle connection, or null: the caller opens one. One idle for
+  /// longer than quiet_check_after is first checked for a word from the
+  /// server (a restart, a terminated backend) and dropped if it had one;
+  /// one idle for less is handed over unchecked, as pgbouncer reuses a
+  /// connection within server_check_delay (30 s there).
   std::shared_ptr<pg_async_connection> take();
+
+  static constexpr std::chrono::milliseconds quiet_check_after{100};
 
   /// Keeps the connection if it is fit for reuse and there is room;
   /// otherwise it closes.
@@ -39,8 +46,13 @@ public:
 private:
   const std::string conninfo_;
   const uint32_t max_idle_;
+  struct idle_connection {
+    std::shared_ptr<pg_async_connection> conn;
+    std::chrono::steady_clock::time_point since;
+  };
+
   std::mutex mtx_;
-  std::vector<std::shared_ptr<pg_async_connection>> idle_;
+  std::vector<idle_connection> idle_;
   bool retired_ = false;
 };
 

@@ -426,9 +426,9 @@ private:
     return false;
   }
 
-  /// The fast statement ended: connection back to the pool, slot freed,
-  /// the query recorded.
-  void finish_fast(const std::string& status, const std::string& error) {
+  /// The fast statement ended: connection back to the pool and slot freed
+  /// at once; the query recorded once the answers ready now went out.
+  void finish_fast(std::string status, std::string error) {
     if (backend_)
       fast_->cluster->lane->give_back(std::exchange(backend_, nullptr));
     auto st = std::move(*fast_);
@@ -436,8 +436,19 @@ private:
     st.cluster->release();
     node_->stats->running_changed(*series_, -1);
     summary_->end();
-    node_->in_flight.fetch_sub(1);
-    auto ended = clock::now();
+    // Posted: no client waits for its history record, and answers sent
+    // sooner reach a client with several connections in one wake-up.
+    // in_flight covers the record, so a drain waits for it.
+    asio::post(conn_->executor(), [self = shared_from_this(), st = std::move(st),
+                                   ended = clock::now(), series = series_,
+                                   status = std::move(status),
+                                   error = std::move(error)]() mutable {
+      self->record_fast(st, ended, *series, std::move(status), std::move(error));
+    });
+  }
+
+  void record_fast(fast_statement& st, clock::time_point ended,
+                   metrics::route_series& series, std::string status, std::string error) {
     query_record r;
     r.proxy_query_id = std::move(st.id);
     r.user = user_;
@@ -448,18 +459,19 @@ private:
     r.engine_type = st.cluster->engine_type;
     r.protocol = "postgresWire";
     r.sql = std::move(st.sql);
-    r.status = status;
-    r.error_message = error;
+    r.status = std::move(status);
+    r.error_message = std::move(error);
     r.routing_trace = trace_json(st.route);
     r.created_at_ms = st.created_wall_ms;
     r.started_at_ms = st.created_wall_ms; // admitted at once
-    r.finished_at_ms = wall_ms();
+    r.finished_at_ms = st.created_wall_ms + ms_between(st.created, ended);
     r.queue_duration_ms = 0;
     r.execution_duration_ms = ms_between(st.created, ended);
     r.rows_returned = st.rows;
     node_->record_finished(std::move(r),
                            std::chrono::duration<double>(ended - st.created).count(),
-                           series_.get());
+                           &series);
+    node_->in_flight.fetch_sub(1);
   }
 
   /// The metric series of a route, kept while the session's statements
