@@ -145,6 +145,10 @@ public:
     io_.start(one_thread_ ? 1 : threads);
   }
 
+  asio::io_context& context() {
+    return io_.ioc;
+  }
+
   void stop_accepting() {
     for (auto& stop : stoppers_)
       stop();

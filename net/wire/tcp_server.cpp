@@ -4,7 +4,6 @@
 #include "net/io/accept_loop.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/ssl.hpp>
@@ -26,6 +25,7 @@ using tcp = asio::ip::tcp;
 namespace {
 
 struct listener_state {
+  asio::io_context* wire_thread = nullptr; // run by one thread
   listener_options opts;
   handler_factory factory;
   std::atomic<uint32_t> connections{0};
@@ -50,7 +50,7 @@ public:
   void start(std::shared_ptr<handler> h) {
     boost::system::error_code ignored;
     socket_.non_blocking(true, ignored); // send() never waits
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this(), h] {
+    on_thread([self = shared_from_this(), h] {
       self->handler_ = h;
       self->read();
     });
@@ -62,12 +62,11 @@ public:
     pending_.fetch_add(bytes.size());
     // Inline when called on the wire thread (the PostgreSQL session),
     // posted from elsewhere (the MySQL session actors).
-    asio::dispatch(socket_.get_executor(),
-               [self = shared_from_this(), b = std::move(bytes)]() mutable {
-                 self->queue_.push_back(std::move(b));
-                 if (self->queue_.size() == 1)
-                   self->flush();
-               });
+    on_thread([self = shared_from_this(), b = std::move(bytes)]() mutable {
+      self->queue_.push_back(std::move(b));
+      if (self->queue_.size() == 1)
+        self->flush();
+    });
   }
 
   void send(std::string_view bytes) override {
@@ -88,7 +87,7 @@ public:
   }
 
   void close() override {
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    on_thread([self = shared_from_this()] {
       self->closing_ = true;
       if (self->queue_.empty())
         self->shutdown();
@@ -96,7 +95,7 @@ public:
   }
 
   void read_more() override {
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    on_thread([self = shared_from_this()] {
       self->read();
     });
   }
@@ -123,7 +122,7 @@ public:
   void start_tls() override {
     // Inline like read_more(), so that a read_more() right after it sees
     // the handshake pending.
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    on_thread([self = shared_from_this()] {
       if (!self->owner_->tls) {
         self->shutdown();
         return;
@@ -135,6 +134,18 @@ public:
   }
 
 private:
+  /// Runs f at once on the wire thread, else posts it there. Not
+  /// asio::dispatch: through the socket's type-erased executor, that
+  /// allocates even when it runs f inline.
+  template <class F>
+  void on_thread(F&& f) {
+    auto thread = owner_->wire_thread->get_executor();
+    if (thread.running_in_this_thread())
+      f();
+    else
+      asio::post(thread, std::forward<F>(f));
+  }
+
   void handshake() {
     tls_pending_ = false;
     handshaking_ = true; // no read may run beside it
@@ -254,6 +265,7 @@ service::~service() {
 
 void service::listen(const listener_options& opts, handler_factory factory) {
   auto state = std::make_shared<listener_state>();
+  state->wire_thread = &impl_->context();
   state->opts = opts;
   state->factory = std::move(factory);
   if (!opts.tls_cert_file.empty()) {
