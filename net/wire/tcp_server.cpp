@@ -32,6 +32,22 @@ struct listener_state {
   std::unique_ptr<asio::ssl::context> tls; // null: no TLS on this listener
 };
 
+class tcp_connection;
+
+/// The connections whose send() bytes wait for the end of the wire
+/// thread's current round of ready events. Answers then leave together,
+/// right before the thread waits again: a client with several connections
+/// (pgbench, a pool) takes them in one wake-up, and the peers they wake
+/// find the thread about to sleep rather than preempting its work.
+struct send_round {
+  std::vector<std::shared_ptr<tcp_connection>> holding;
+  std::vector<std::shared_ptr<tcp_connection>> releasing;
+};
+
+thread_local send_round round_of_this_thread;
+
+void hold_until_round_ends(std::shared_ptr<tcp_connection> conn);
+
 class tcp_connection : public connection,
                        public std::enable_shared_from_this<tcp_connection> {
 public:
@@ -63,6 +79,7 @@ public:
     // Inline when called on the wire thread (the PostgreSQL session),
     // posted from elsewhere (the MySQL session actors).
     on_thread([self = shared_from_this(), b = std::move(bytes)]() mutable {
+      self->release_held();
       self->queue_.push_back(std::move(b));
       if (self->queue_.size() == 1)
         self->flush();
@@ -70,24 +87,51 @@ public:
   }
 
   void send(std::string_view bytes) override {
-    if (queue_.empty() && !tls_ && !tls_pending_ && !handshaking_ && !closing_ && !closed_) {
-      boost::system::error_code ec;
-      size_t sent = socket_.send(asio::buffer(bytes), 0, ec);
-      // A failure is left to the queued write below, which shuts the
-      // connection down from a completion rather than from inside the
-      // handler that is sending.
-      bytes.remove_prefix(ec ? 0 : sent);
-    }
     if (bytes.empty())
       return;
     pending_.fetch_add(bytes.size());
-    queue_.emplace_back(bytes);
-    if (queue_.size() == 1)
-      flush();
+    if (!sends_directly()) {
+      queue_.emplace_back(bytes);
+      if (queue_.size() == 1)
+        flush();
+      return;
+    }
+    if (held_.empty())
+      hold_until_round_ends(shared_from_this());
+    held_.append(bytes);
+  }
+
+  /// Sends what send() held: straight from the buffer when the socket
+  /// takes it, the rest queued.
+  void release_held() {
+    if (held_.empty())
+      return;
+    std::string_view bytes = held_;
+    if (sends_directly()) {
+      boost::system::error_code ec;
+      size_t sent = socket_.send(asio::buffer(bytes), 0, ec);
+      // A failure is left to the queued write below, which shuts the
+      // connection down from a completion.
+      bytes.remove_prefix(ec ? 0 : sent);
+      pending_.fetch_sub(held_.size() - bytes.size());
+    }
+    if (!bytes.empty()) {
+      queue_.emplace_back(bytes);
+      if (queue_.size() == 1)
+        flush();
+    }
+    held_.clear();
+    if (held_.capacity() > 64 * 1024) // after a burst of rows
+      held_ = {};
+  }
+
+  asio::io_context& wire_thread() const {
+    return *owner_->wire_thread;
   }
 
   void close() override {
     on_thread([self = shared_from_this()] {
+      self->release_held();
       self->closing_ = true;
       if (self->queue_.empty())
         self->shutdown();
@@ -112,6 +156,7 @@ public:
     asio::post(socket_.get_executor(), [self = shared_from_this(), fn = std::move(fn)]() mutable {
       if (self->closed_)
         return;
+      self->release_held();
       if (self->queue_.empty())
         fn();
       else
@@ -127,6 +172,7 @@ public:
         self->shutdown();
         return;
       }
+      self->release_held(); // the 'S' goes out in the clear
       self->tls_pending_ = true;
       if (self->queue_.empty())
         self->handshake();
@@ -134,6 +180,10 @@ public:
   }
 
 private:
+  bool sends_directly() const {
+    return queue_.empty() && !tls_ && !tls_pending_ && !handshaking_ && !closing_ && !closed_;
+  }
+
   /// Runs f at once on the wire thread, else posts it there. Not
   /// asio::dispatch: through the socket's type-erased executor, that
   /// allocates even when it runs f inline.
@@ -226,6 +276,7 @@ private:
     // tls_ lives as long as the connection: a TLS operation may still be
     // unwinding through it when this runs from its completion handler.
     drained_.clear(); // they hold their session
+    held_.clear();
     if (auto h = std::exchange(handler_, nullptr))
       h->on_closed();
   }
@@ -235,6 +286,7 @@ private:
   std::shared_ptr<handler> handler_;
   std::array<char, 16384> buffer_;
   std::deque<std::string> queue_;
+  std::string held_; // send()'s bytes, until the round of events ends
   std::atomic<size_t> pending_{0}; // bytes in queue_ and in posted writes
   std::vector<std::function<void()>> drained_;
   std::optional<asio::ssl::stream<tcp::socket&>> tls_;
@@ -244,6 +296,21 @@ private:
   bool closing_ = false;
   bool closed_ = false;
 };
+
+void hold_until_round_ends(std::shared_ptr<tcp_connection> conn) {
+  auto& round = round_of_this_thread;
+  round.holding.push_back(std::move(conn));
+  if (round.holding.size() > 1)
+    return;
+  // Posted now, it runs after the handlers already due in this round.
+  asio::post(round.holding.back()->wire_thread(), [] {
+    auto& r = round_of_this_thread;
+    r.releasing.swap(r.holding); // a hold from here on starts the next round
+    for (auto& c : r.releasing)
+      c->release_held();
+    r.releasing.clear();
+  });
+}
 
 } // namespace
 
