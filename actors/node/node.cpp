@@ -9,6 +9,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <random>
@@ -48,7 +49,9 @@ std::string node_services::query_id(uint64_t ticket, std::string_view prefix) co
   std::string out;
   out.reserve(prefix.size() + 48 + node_suffix.size());
   out.append(prefix).append(stamp).append(counter, 5).append("_").append(node_suffix);
-  return out.append("_").append(std::to_string(ticket));
+  char digits[20];
+  auto end = std::to_chars(digits, digits + sizeof(digits), ticket).ptr;
+  return out.append("_").append(digits, end);
 }
 
 std::vector<statement_view> node_services::unfinished_statements() const {
