@@ -1,8 +1,9 @@
 // A libpq connection in non-blocking mode, driven by Asio readiness on the
 // executor it was opened on: the wire thread, which serves every session
 // that borrows it. It has no thread of its own: the statement goes out and
-// its rows come back on the thread the client's socket is served on, which is what lets PostgreSQL clients through
-// QueryFlux keep pace with a pooler (see docs/performance.md).
+// its rows come back on the thread the client's socket is served on, which
+// is what lets PostgreSQL clients through QueryFlux keep pace with a
+// pooler (see docs/performance.md).
 #pragma once
 
 #include "engines/engine.hpp"

@@ -436,9 +436,9 @@ private:
     st.cluster->release();
     node_->stats->running_changed(*series_, -1);
     summary_->end();
-    // Posted: no client waits for its history record, and answers sent
-    // sooner reach a client with several connections in one wake-up.
-    // in_flight covers the record, so a drain waits for it.
+    // Posted: no client waits for its history record, so it comes after
+    // the answers of this round of events. in_flight covers the record,
+    // so a drain waits for it.
     asio::post(conn_->executor(), [self = shared_from_this(), st = std::move(st),
                                    ended = clock::now(), series = series_,
                                    status = std::move(status),

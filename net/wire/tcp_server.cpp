@@ -287,7 +287,7 @@ private:
   std::array<char, 16384> buffer_;
   std::deque<std::string> queue_;
   std::string held_; // send()'s bytes, until the round of events ends
-  std::atomic<size_t> pending_{0}; // bytes in queue_ and in posted writes
+  std::atomic<size_t> pending_{0}; // bytes held, queued and in posted writes
   std::vector<std::function<void()>> drained_;
   std::optional<asio::ssl::stream<tcp::socket&>> tls_;
   bool tls_pending_ = false; // start_tls() waits for the 'S' to be sent

@@ -20,8 +20,11 @@ class connection {
 public:
   virtual ~connection() = default;
   virtual void write(std::string bytes) = 0;
-  /// On the wire thread only: sends what the socket takes now and queues
-  /// a copy of the rest, so a small answer costs one send and nothing else.
+  /// On the wire thread only: keeps a copy of the bytes until the thread's
+  /// current round of ready events ends, then sends what the socket takes
+  /// and queues the rest; a small answer costs one send and no allocation.
+  /// Everything else (write, close, start_tls, when_drained) sends the
+  /// kept bytes first.
   virtual void send(std::string_view bytes) = 0;
   /// Sends what was written, then closes.
   virtual void close() = 0;
