@@ -574,3 +574,32 @@ test('a backend that dies mid-statement fails that statement only', T, async (t)
   const running = await gw.admin('/admin/queries/running');
   assert.deepEqual(running.body, []);
 });
+
+test('a pooled backend terminated right after its statement fails the next statement at most, cleanly', T, async (t) => {
+  // A connection back in the pool for under 100 ms is handed over without
+  // the poll() that would hear the server's goodbye (as pgbouncer skips
+  // its check within server_check_delay). The statement that meets a
+  // backend gone meanwhile gets the server's reason or 08006, as an
+  // ERROR; the session, the slot and the next statement are unharmed.
+  const gw = await laneGateway(t, 24126, { poolSize: 1, maxRunningQueries: 1 });
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const d = await direct();
+  gw.defer(() => d.end());
+  for (let round = 0; round < 3; round++) {
+    const { pid } = (await c.query('SELECT pg_backend_pid() AS pid')).rows[0];
+    await d.query('SELECT pg_terminate_backend($1)', [pid]);
+    const next = await c.query('SELECT pg_backend_pid() AS pid').then((r) => r, (e) => e);
+    if (next instanceof Error) {
+      assert.ok(['57P01', '08006'].includes(next.code), `round ${round}: ${next.code} ${next.message}`);
+      assert.equal(next.severity, 'ERROR', "the client's session did not end");
+    } else {
+      assert.notEqual(next.rows[0].pid, pid, 'a terminated backend answered');
+    }
+    const after = await c.query('SELECT pg_backend_pid() AS pid, 41 + 1 AS n');
+    assert.equal(after.rows[0].n, 42);
+    assert.notEqual(after.rows[0].pid, pid);
+  }
+  const running = await gw.admin('/admin/queries/running');
+  assert.deepEqual(running.body, []);
+});
