@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# CPU per transaction, side by side: pgbench -S -c 8 through pgbouncer and
+# through QueryFlux's PostgreSQL frontend, alternating, each ROUNDS times.
+# For each: the proxy's user and kernel microseconds per transaction (from
+# /proc/<pid>/stat, all threads), pgbench's own, and the whole machine's
+# busy time (/proc/stat). On a VM whose speed drifts between runs, these
+# move less than TPS does, and they say where a gap lies.
+# Usage: bench/pgbench_cpu.sh [SECONDS=5] [ROUNDS=3]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+secs=${1:-5}
+rounds=${2:-3}
+source "$root/bench/gateway.sh"
+pg_port=${QF_PG_PORT:-15432}
+pgb_port=${QF_PGB_PORT:-16432}
+qf_port=25432
+cfg=$(mktemp --suffix=.yaml)
+cat >"$cfg" <<YAML
+queryflux:
+  externalAddress: http://127.0.0.1:25080
+  frontends:
+    trinoHttp: { port: 25080 }
+    postgresWire: { port: $qf_port, maxConnections: 2000 }
+  adminApi: { port: 25090 }
+monitor: { taskDelay: 30s }
+clusters:
+  pg: { engine: postgres, endpoint: "postgres://postgres@127.0.0.1:$pg_port/postgres", poolSize: 20 }
+clusterGroups:
+  bench: { members: [pg], maxRunningQueries: 20, maxQueuedQueries: 10000 }
+YAML
+start_gateway "$cfg" 25090
+pgbench -i -s 10 -q -h 127.0.0.1 -p "$pg_port" -U postgres postgres >/dev/null 2>&1
+pgb_pid=$(pgrep -x pgbouncer | head -1)
+hz=$(getconf CLK_TCK)
+
+ticks() { awk '{print $14, $15}' "/proc/$1/stat"; } # user, kernel
+machine_busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
+
+measure() { # port pid -> "tps user_us kernel_us pgbench_us machine_us"
+  local port=$1 pid=$2 u0 s0 u1 s1 m0 m1 out
+  read -r u0 s0 < <(ticks "$pid")
+  m0=$(machine_busy)
+  out=$( { /usr/bin/time -f "pgbench-cpu %U %S" pgbench -n -S -c 8 -j 2 -T "$secs" \
+             -h 127.0.0.1 -p "$port" -U postgres postgres; } 2>&1)
+  read -r u1 s1 < <(ticks "$pid")
+  m1=$(machine_busy)
+  echo "$out" | awk -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v m=$((m1 - m0)) -v hz="$hz" '
+    /^tps/ {tps = $3}
+    /actually processed/ {split($NF, a, "/"); tx = a[1]}
+    /^pgbench-cpu/ {pb = $2 + $3}
+    END {us = 1e6 / tx; printf "%f %f %f %f %f\n", tps, u / hz * us, s / hz * us, pb * us, m / hz * us}'
+}
+
+declare -A rows=()
+for r in $(seq 1 "$rounds"); do
+  rows[pgbouncer]+="$(measure "$pgb_port" "$pgb_pid")"$'\n'
+  rows[queryflux]+="$(measure "$qf_port" "$gateway_pid")"$'\n'
+done
+
+echo "pgbench -S -c 8 -j 2 -T $secs, $rounds alternating rounds; medians, microseconds per transaction"
+printf '  %-10s %8s %10s %12s %10s %10s\n' target tps "proxy user" "proxy kernel" pgbench machine
+for target in pgbouncer queryflux; do
+  col() { echo "${rows[$target]}" | grep . | awk -v c="$1" '{print $c}' | median; }
+  printf '  %-10s %8.0f %10.1f %12.1f %10.1f %10.1f\n' "$target" "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(col 5)"
+done
