@@ -1,6 +1,7 @@
 // What the HTTP and the wire listeners share: an io_context run by a few
 // threads (each socket on its own strand) or by one (no strands needed),
-// and an accept loop that hands each socket to a callback. Header-only Asio: include only from Asio translation units.
+// and an accept loop that hands each socket to a callback. Header-only
+// Asio: include only from Asio translation units.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
