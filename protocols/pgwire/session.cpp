@@ -5,6 +5,9 @@
 #include "protocols/pgwire/frontend.hpp"
 #include "protocols/sql/statements.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <charconv>
 #include <utility>
 
@@ -18,7 +21,10 @@ error_fields error(std::string sqlstate, std::string message) {
 
 /// The value of "SET name = value" / "SET name TO value", unquoted.
 std::pair<std::string, std::string> parse_set(std::string_view sql) {
-  auto rest = sql.substr(sql.find_first_of(" \t\n") + 1);
+  // Past the keyword, which may follow whitespace: a statement after the
+  // first of a Query starts with what followed the semicolon.
+  auto rest = sql::after_leading_keyword(sql);
+  rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(" \t\r\n")));
   auto sep = rest.find_first_of("= \t");
   std::string name{rest.substr(0, sep)};
   auto value = sep == std::string_view::npos ? std::string_view{}
@@ -39,17 +45,41 @@ std::pair<std::string, std::string> parse_set(std::string_view sql) {
   return {name, std::string{value}};
 }
 
+/// The settings PostgreSQL reports at startup, in its order.
+constexpr std::array<std::string_view, 8> reported_names{
+  "server_version", "server_encoding", "client_encoding", "DateStyle",
+  "integer_datetimes", "standard_conforming_strings", "TimeZone", "application_name"};
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size()
+         && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+              return std::tolower(static_cast<unsigned char>(x))
+                     == std::tolower(static_cast<unsigned char>(y));
+            });
+}
+
 } // namespace
 
-server_session::server_session(session_options opts) : opts_(std::move(opts)) {
-  settings_ = {{"server_version", opts_.server_version},
-               {"server_encoding", "UTF8"},
-               {"client_encoding", "UTF8"},
-               {"DateStyle", "ISO, MDY"},
-               {"integer_datetimes", "on"},
-               {"standard_conforming_strings", "on"},
-               {"TimeZone", "UTC"},
-               {"application_name", ""}};
+// The reported settings' values in an array, not a map: a client that
+// connects per transaction paid for eight map nodes and their keys.
+server_session::server_session(session_options opts)
+  : opts_(std::move(opts)),
+    reported_values_{opts_.server_version, "UTF8", "UTF8", "ISO, MDY", "on", "on", "UTC", ""} {
+  // nop
+}
+
+std::string* server_session::find_setting(std::string_view name, std::string_view& canonical) {
+  for (size_t i = 0; i < reported_names.size(); ++i)
+    if (equal_ignoring_case(reported_names[i], name)) {
+      canonical = reported_names[i];
+      return &reported_values_[i];
+    }
+  for (auto& [key, value] : other_settings_)
+    if (equal_ignoring_case(key, name)) {
+      canonical = key;
+      return &value;
+    }
+  return nullptr;
 }
 
 void server_session::feed(std::string_view bytes) {
@@ -503,7 +533,7 @@ void server_session::handle_startup(std::string_view body) {
   }
   startup_params_ = m.params;
   if (auto app = m.params.find("application_name"); app != m.params.end())
-    settings_["application_name"] = app->second;
+    reported_values_.back() = app->second; // application_name
   state_ = state::awaiting_accept;
   events_.push_back(startup_event{m.params});
 }
@@ -528,11 +558,8 @@ void server_session::accept() {
   if (state_ != state::awaiting_accept)
     return;
   authentication_ok(out_);
-  for (auto name : {"server_version", "server_encoding", "client_encoding",
-                    "DateStyle", "integer_datetimes",
-                    "standard_conforming_strings", "TimeZone",
-                    "application_name"})
-    parameter_status(out_, name, settings_[name]);
+  for (size_t i = 0; i < reported_names.size(); ++i)
+    parameter_status(out_, reported_names[i], reported_values_[i]);
   backend_key_data(out_, opts_.process_id, opts_.secret_key);
   ready_for_query(out_, 'I');
   state_ = state::idle;
@@ -607,23 +634,16 @@ void server_session::run_locally(const std::string& sql) {
   if (kw == "SET") {
     auto [name, value] = parse_set(sql);
     if (name == "local" || name == "session") // SET SESSION x = y
-      std::tie(name, value) = parse_set(sql.substr(sql.find_first_of(" \t\n")
-                                                   + 1));
-    for (auto& [key, current] : settings_) {
-      std::string lower = key;
-      for (auto& c : lower)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (lower == name) {
-        current = value;
-        if (key == "application_name" || key == "client_encoding"
-            || key == "DateStyle" || key == "TimeZone")
-          reports_.emplace_back(key, value);
-        name.clear();
-        break;
-      }
+      std::tie(name, value) = parse_set(sql::after_leading_keyword(sql));
+    std::string_view key;
+    if (auto* current = find_setting(name, key)) {
+      *current = value;
+      if (key == "application_name" || key == "client_encoding" || key == "DateStyle"
+          || key == "TimeZone")
+        reports_.emplace_back(key, value);
+    } else {
+      other_settings_.emplace_back(name, value);
     }
-    if (!name.empty())
-      settings_[name] = value;
     command_complete(out_, "SET");
     return;
   }
@@ -632,14 +652,8 @@ void server_session::run_locally(const std::string& sql) {
     name = name.size() > 5 ? name.substr(5) : "";
     for (auto& c : name)
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    std::optional<std::string> value;
-    for (const auto& [key, v] : settings_) {
-      std::string lower = key;
-      for (auto& c : lower)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (lower == name)
-        value = v;
-    }
+    std::string_view key;
+    auto* value = find_setting(name, key);
     if (!value) {
       fail(error("42704", "unrecognized configuration parameter \"" + name
                             + "\""));

@@ -8,6 +8,7 @@
 #include "protocols/pgwire/backend.hpp"
 #include "protocols/pgwire/frontend.hpp"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -179,6 +180,9 @@ private:
   char transaction_status() const;
   void send_ready();
   transaction_step step_of(std::string_view keyword) const;
+  /// A setting's value by its name in any case, and the name as spelled
+  /// here; null when no such setting is known.
+  std::string* find_setting(std::string_view name, std::string_view& canonical);
   /// The statement now answered, and its leading keyword, read once.
   void set_current(std::string_view sql);
   void after_statement(bool ok);
@@ -186,7 +190,11 @@ private:
   session_options opts_;
   state state_ = state::startup;
   std::map<std::string, std::string> startup_params_;
-  std::map<std::string, std::string> settings_;
+  /// The values of the settings PostgreSQL reports at startup, in its
+  /// order (server_version ... application_name), then any other a client
+  /// SET.
+  std::array<std::string, 8> reported_values_;
+  std::vector<std::pair<std::string, std::string>> other_settings_;
   std::vector<std::pair<std::string, std::string>> reports_;
   enum class transaction { idle, open, failed };
   transaction transaction_ = transaction::idle;

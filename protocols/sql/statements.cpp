@@ -155,6 +155,14 @@ bool returns_rows(std::string_view keyword) {
   return false;
 }
 
+std::string_view after_leading_keyword(std::string_view statement) {
+  size_t i = skip_noise(statement, 0);
+  while (i < statement.size()
+         && (std::isalpha(static_cast<unsigned char>(statement[i])) || statement[i] == '_'))
+    ++i;
+  return statement.substr(i);
+}
+
 std::string leading_keyword(std::string_view statement) {
   return leading_keywords(statement, 1);
 }

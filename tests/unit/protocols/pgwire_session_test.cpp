@@ -306,6 +306,35 @@ TEST(pgwire_session, commit_outside_a_block_warns_and_settings_are_local) {
   EXPECT_NE(out.find("report"), std::string::npos);
 }
 
+TEST(pgwire_session, show_and_set_take_names_in_any_case) {
+  auto s = started();
+  s.feed(query_message("SHOW timezone; SHOW Server_Version"));
+  EXPECT_FALSE(s.next_event());
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "TDCTDCZ");
+  EXPECT_NE(out.find("UTC"), std::string::npos);
+  EXPECT_NE(out.find("(QueryFlux)"), std::string::npos);
+
+  // A reported one is reported again; another is kept without a report.
+  s.feed(query_message("SET TimeZone TO 'Europe/Paris'; SET search_path = app; "
+                       "SHOW SEARCH_PATH; SHOW TIMEZONE"));
+  EXPECT_FALSE(s.next_event());
+  out = s.take_output();
+  EXPECT_EQ(tags(out), "CCTDCTDCSZ");
+  EXPECT_NE(out.find(std::string("TimeZone\0Europe/Paris\0", 22)), std::string::npos);
+  EXPECT_NE(out.find("app"), std::string::npos);
+
+  s.feed(query_message("SET SESSION statement_timeout = 5000;\n  SHOW statement_timeout"));
+  out = s.take_output();
+  EXPECT_EQ(tags(out), "CTDCZ");
+  EXPECT_NE(out.find("5000"), std::string::npos);
+
+  s.feed(query_message("SHOW no_such_setting"));
+  out = s.take_output();
+  EXPECT_NE(out.find("42704"), std::string::npos);
+  EXPECT_EQ(out.back(), 'I');
+}
+
 TEST(pgwire_session, pipelined_queries_are_answered_in_order) {
   auto s = started();
   s.feed(query_message("SELECT 1") + query_message("SELECT 2"));
