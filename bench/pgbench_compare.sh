@@ -10,25 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-5}
 rounds=${2:-3}
 source "$root/bench/gateway.sh"
-pg_port=${QF_PG_PORT:-15432}
-pgb_port=${QF_PGB_PORT:-16432}
-qf_port=25432
-cfg=$(mktemp --suffix=.yaml)
-cat >"$cfg" <<YAML
-queryflux:
-  externalAddress: http://127.0.0.1:25080
-  frontends:
-    trinoHttp: { port: 25080 }
-    postgresWire: { port: $qf_port, maxConnections: 2000 }
-  adminApi: { port: 25090 }
-monitor: { taskDelay: 30s }
-clusters:
-  pg: { engine: postgres, endpoint: "postgres://postgres@127.0.0.1:$pg_port/postgres", poolSize: 20 }
-clusterGroups:
-  bench: { members: [pg], maxRunningQueries: 20, maxQueuedQueries: 10000 }
-YAML
-start_gateway "$cfg" 25090
-pgbench -i -s 10 -q -h 127.0.0.1 -p "$pg_port" -U postgres postgres >/dev/null 2>&1
+start_pg_bench_gateway
 
 run() { # port extra-args... -> "tps latency_ms"
   local port=$1; shift
