@@ -32,7 +32,10 @@ std::pair<std::string, std::string> parse_set(std::string_view sql) {
   while (!value.empty()
          && (value.front() == ' ' || value.front() == '=' || value.front() == '\t'))
     value.remove_prefix(1);
-  if (value.size() >= 2 && (value.substr(0, 2) == "TO" || value.substr(0, 2) == "to"))
+  // SET x TO y: the word TO, not the start of a value like "tomato".
+  if (value.size() > 2 && std::tolower(static_cast<unsigned char>(value[0])) == 't'
+      && std::tolower(static_cast<unsigned char>(value[1])) == 'o'
+      && (value[2] == ' ' || value[2] == '\t'))
     value.remove_prefix(2);
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
     value.remove_prefix(1);

@@ -329,6 +329,10 @@ TEST(pgwire_session, show_and_set_take_names_in_any_case) {
   EXPECT_EQ(tags(out), "CTDCZ");
   EXPECT_NE(out.find("5000"), std::string::npos);
 
+  s.feed(query_message("SET application_name = tomato; SHOW application_name"));
+  out = s.take_output();
+  EXPECT_NE(out.find(std::string("application_name\0tomato\0", 24)), std::string::npos);
+
   s.feed(query_message("SHOW no_such_setting"));
   out = s.take_output();
   EXPECT_NE(out.find("42704"), std::string::npos);
