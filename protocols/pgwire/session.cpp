@@ -48,10 +48,35 @@ std::pair<std::string, std::string> parse_set(std::string_view sql) {
   return {name, std::string{value}};
 }
 
-/// The settings PostgreSQL reports at startup, in its order.
+/// The settings PostgreSQL reports at startup, in its order, and their
+/// defaults here (server_version and application_name come from the
+/// options and the startup packet).
 constexpr std::array<std::string_view, 8> reported_names{
   "server_version", "server_encoding", "client_encoding", "DateStyle",
   "integer_datetimes", "standard_conforming_strings", "TimeZone", "application_name"};
+constexpr std::array<std::string_view, 8> reported_defaults{
+  "", "UTF8", "UTF8", "ISO, MDY", "on", "on", "UTC", ""};
+
+/// Those a driver tracks: reported again when SET or RESET.
+bool reported_when_changed(std::string_view name) {
+  return name == "application_name" || name == "client_encoding" || name == "DateStyle"
+         || name == "TimeZone";
+}
+
+/// The word after the statement's keyword: lowercased, or as written
+/// between double quotes. "all" of "RESET ALL".
+std::string first_argument(std::string_view sql) {
+  auto rest = sql::after_leading_keyword(sql);
+  rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(" \t\r\n")));
+  if (!rest.empty() && rest.front() == '"') {
+    auto end = rest.find('"', 1);
+    return std::string{rest.substr(1, end == std::string_view::npos ? end : end - 1)};
+  }
+  std::string word{rest.substr(0, std::min(rest.size(), rest.find_first_of(" \t\r\n;")))};
+  for (auto& c : word)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return word;
+}
 
 bool equal_ignoring_case(std::string_view a, std::string_view b) {
   return a.size() == b.size()
@@ -65,10 +90,33 @@ bool equal_ignoring_case(std::string_view a, std::string_view b) {
 
 // The reported settings' values in an array, not a map: a client that
 // connects per transaction paid for eight map nodes and their keys.
-server_session::server_session(session_options opts)
-  : opts_(std::move(opts)),
-    reported_values_{opts_.server_version, "UTF8", "UTF8", "ISO, MDY", "on", "on", "UTC", ""} {
-  // nop
+server_session::server_session(session_options opts) : opts_(std::move(opts)) {
+  for (size_t i = 0; i < reported_names.size(); ++i)
+    reported_values_[i] = default_setting(i);
+}
+
+std::string server_session::default_setting(size_t i) const {
+  if (reported_names[i] == "server_version")
+    return opts_.server_version;
+  if (reported_names[i] == "application_name") {
+    auto app = startup_params_.find("application_name");
+    return app == startup_params_.end() ? std::string{} : app->second;
+  }
+  return std::string{reported_defaults[i]};
+}
+
+void server_session::reset_setting(std::string_view name) {
+  bool all = name == "all";
+  for (size_t i = 0; i < reported_names.size(); ++i) {
+    if (!all && !equal_ignoring_case(reported_names[i], name))
+      continue;
+    auto value = default_setting(i);
+    if (value != reported_values_[i] && reported_when_changed(reported_names[i]))
+      reports_.emplace_back(reported_names[i], value);
+    reported_values_[i] = std::move(value);
+  }
+  std::erase_if(other_settings_,
+                [&](const auto& setting) { return all || equal_ignoring_case(setting.first, name); });
 }
 
 std::string* server_session::find_setting(std::string_view name, std::string_view& canonical) {
@@ -641,8 +689,7 @@ void server_session::run_locally(const std::string& sql) {
     std::string_view key;
     if (auto* current = find_setting(name, key)) {
       *current = value;
-      if (key == "application_name" || key == "client_encoding" || key == "DateStyle"
-          || key == "TimeZone")
+      if (reported_when_changed(key))
         reports_.emplace_back(key, value);
     } else {
       other_settings_.emplace_back(name, value);
@@ -671,8 +718,29 @@ void server_session::run_locally(const std::string& sql) {
     command_complete(out_, "SHOW");
     return;
   }
-  if (kw == "DISCARD" || kw == "RESET" || kw == "DEALLOCATE") {
+  if (kw == "RESET") {
+    reset_setting(first_argument(sql));
+    command_complete(out_, "RESET");
+    return;
+  }
+  if (kw == "DISCARD") { // ALL, PLANS, SEQUENCES, TEMP: only ALL is ours
+    auto what = first_argument(sql);
+    if (what == "all") {
+      reset_setting("all");
+      statements_.clear();
+    }
     command_complete(out_, sql::leading_keywords(sql, 2));
+    return;
+  }
+  if (kw == "DEALLOCATE") { // DEALLOCATE [PREPARE] name | ALL
+    auto name = first_argument(sql);
+    if (name == "prepare")
+      name = first_argument(sql::after_leading_keyword(sql));
+    if (name == "all")
+      statements_.clear();
+    else
+      statements_.erase(name);
+    command_complete(out_, name == "all" ? "DEALLOCATE ALL" : "DEALLOCATE");
   }
 }
 

@@ -183,6 +183,10 @@ private:
   /// A setting's value by its name in any case, and the name as spelled
   /// here; null when no such setting is known.
   std::string* find_setting(std::string_view name, std::string_view& canonical);
+  /// The i-th reported setting's value before any SET.
+  std::string default_setting(size_t i) const;
+  /// RESET: a setting back to its default, or all of them ("all").
+  void reset_setting(std::string_view name);
   /// The statement now answered, and its leading keyword, read once.
   void set_current(std::string_view sql);
   void after_statement(bool ok);

@@ -630,3 +630,30 @@ TEST(sql_statements, leading_keywords) {
             "CREATE TABLE");
   EXPECT_EQ(sql::leading_keyword(""), "");
 }
+
+TEST(pgwire_session, reset_restores_defaults_and_deallocate_forgets_statements) {
+  auto s = started();
+  s.feed(query_message("SET TimeZone TO 'Europe/Paris'; SET search_path = app"));
+  s.take_output();
+  s.feed(query_message("RESET timezone; SHOW TimeZone"));
+  auto out = s.take_output();
+  EXPECT_EQ(completions(out), (std::vector<std::string>{"RESET", "SHOW"}));
+  EXPECT_NE(out.find(std::string("TimeZone\0UTC\0", 13)), std::string::npos); // reported again
+  s.feed(query_message("RESET ALL; SHOW search_path"));
+  out = s.take_output();
+  EXPECT_NE(out.find("42704"), std::string::npos); // forgotten with ALL
+
+  // Two statements prepared by the protocol; DEALLOCATE drops one by name.
+  s.feed(parse_msg("keep", "SELECT 1") + parse_msg("drop", "SELECT 2") + sync_msg);
+  s.take_output();
+  s.feed(query_message("DEALLOCATE drop"));
+  EXPECT_EQ(completions(s.take_output()), std::vector<std::string>{"DEALLOCATE"});
+  s.feed(bind_msg("", "drop", {}) + sync_msg);
+  EXPECT_NE(s.take_output().find("26000"), std::string::npos);
+  s.feed(bind_msg("", "keep", {}) + sync_msg);
+  EXPECT_EQ(s.take_output().find("26000"), std::string::npos);
+  s.feed(query_message("DISCARD ALL"));
+  EXPECT_EQ(completions(s.take_output()), std::vector<std::string>{"DISCARD ALL"});
+  s.feed(bind_msg("", "keep", {}) + sync_msg);
+  EXPECT_NE(s.take_output().find("26000"), std::string::npos);
+}
