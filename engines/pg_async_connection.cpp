@@ -7,7 +7,6 @@
 #include "protocols/pgwire/relay.hpp"
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
 #include <libpq-fe.h>
@@ -286,12 +285,7 @@ void pg_async_connection::relay(const std::string& sql,
   data_rows_ = 0;
   error_.reset();
   out_.clear();
-  auto length = static_cast<uint32_t>(4 + sql.size() + 1);
-  out_ += 'Q';
-  for (int shift = 24; shift >= 0; shift -= 8)
-    out_ += static_cast<char>((length >> shift) & 0xFF);
-  out_ += sql;
-  out_ += '\0';
+  pgwire::query_message(out_, sql);
   // The Query nearly always fits the socket's buffer: written here, the
   // answer is awaited at once, with no completion in between.
   boost::system::error_code ec;

@@ -113,7 +113,7 @@ decode_result next_frame(std::string_view input, bool startup_phase,
     return {decode_status::error, 0, "message too large"};
   size_t total = header + (length - 4);
   if (input.size() < total)
-    return {decode_status::need_more, 0, nullptr};
+    return {decode_status::need_more, 0, nullptr, total};
   out = frame{tag, input.substr(header, length - 4)};
   return {decode_status::ok, total, nullptr};
 }

@@ -26,6 +26,7 @@ struct decode_result {
   decode_status status = decode_status::need_more;
   size_t consumed = 0;          // bytes the caller drops from the front
   const char* reason = nullptr; // set on error only
+  size_t needed = 0; // need_more with the header read: the frame's whole size
 };
 
 /// One message: tag 0 for the untagged startup-phase packets.

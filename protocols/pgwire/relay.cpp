@@ -1,18 +1,13 @@
 #include "protocols/pgwire/relay.hpp"
 
+#include "protocols/common/byte_reader.hpp"
+#include "protocols/pgwire/frontend.hpp"
+
 namespace qf::pgwire {
 
+using byte_writer::put_be_u32;
+
 namespace {
-
-uint32_t be32(const char* p) {
-  auto b = [p](int i) { return static_cast<uint32_t>(static_cast<unsigned char>(p[i])); };
-  return b(0) << 24 | b(1) << 16 | b(2) << 8 | b(3);
-}
-
-void append_be32(std::string& out, uint32_t n) {
-  for (int shift = 24; shift >= 0; shift -= 8)
-    out += static_cast<char>((n >> shift) & 0xFF);
-}
 
 /// An ErrorResponse body into its code and message, and rewritten without
 /// its position field into out.
@@ -42,45 +37,52 @@ void read_error(std::string_view fields, relayed& r, std::string& out) {
   if (first && !r.error_code)
     r.error_code = "XX000"; // a server error without a code: still an error
   out += 'E';
-  append_be32(out, static_cast<uint32_t>(kept.size() + 4));
+  put_be_u32(out, static_cast<uint32_t>(kept.size() + 4));
   out += kept;
 }
 
 } // namespace
 
+void query_message(std::string& out, std::string_view sql) {
+  out += 'Q';
+  put_be_u32(out, static_cast<uint32_t>(4 + sql.size() + 1));
+  out += sql;
+  out += '\0';
+}
+
 relayed relay_messages(std::string_view in, uint32_t max_message) {
   relayed r;
   r.messages.reserve(in.size());
   size_t pos = 0;
-  while (in.size() - pos >= 5) {
-    auto type = in[pos];
-    auto length = be32(in.data() + pos + 1);
-    if (length < 4 || length > max_message) {
+  // Server messages are framed as the client's are, past startup.
+  frame f;
+  for (;;) {
+    auto next = next_frame(in.substr(pos), false, max_message, f);
+    if (next.status == decode_status::need_more) {
+      r.need = next.needed;
+      break;
+    }
+    if (next.status == decode_status::error) {
       r.fault = "a malformed message from the server";
       break;
     }
-    if (in.size() - pos < 1 + size_t{length}) {
-      r.need = 1 + size_t{length};
-      break;
-    }
-    auto message = in.substr(pos, 1 + size_t{length});
-    auto body = message.substr(5);
-    pos += message.size();
-    if (type == 'Z') {
-      r.ready = body.empty() ? 'I' : body[0];
+    auto whole = in.substr(pos, next.consumed);
+    pos += next.consumed;
+    if (f.tag == 'Z') {
+      r.ready = f.body.empty() ? 'I' : f.body[0];
       r.trailing = pos < in.size();
       break;
     }
-    if (type == 'G' || type == 'H' || type == 'W') { // COPY in, out, both
+    if (f.tag == 'G' || f.tag == 'H' || f.tag == 'W') { // COPY in, out, both
       r.fault = "COPY is not supported through QueryFlux";
       break;
     }
-    if (type == 'E') {
-      read_error(body, r, r.messages);
+    if (f.tag == 'E') {
+      read_error(f.body, r, r.messages);
     } else {
-      if (type == 'D')
+      if (f.tag == 'D')
         ++r.data_rows;
-      r.messages.append(message);
+      r.messages.append(whole);
     }
   }
   r.consumed = r.fault ? 0 : pos;

@@ -35,6 +35,9 @@ struct relayed {
   size_t need = 0;
 };
 
+/// Appends the simple Query message that sends `sql` to the server.
+void query_message(std::string& out, std::string_view sql);
+
 /// Reads `in` as server messages.
 relayed relay_messages(std::string_view in, uint32_t max_message = (1u << 30) + 1024);
 

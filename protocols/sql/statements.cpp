@@ -58,12 +58,7 @@ size_t skip_noise(std::string_view s, size_t i) {
 
 } // namespace
 
-std::vector<std::string> split_statements(std::string_view script) {
-  auto views = split_statement_views(script);
-  return {views.begin(), views.end()};
-}
-
-std::vector<std::string_view> split_statement_views(std::string_view script) {
+std::vector<std::string_view> split_statements(std::string_view script) {
   std::vector<std::string_view> out;
   size_t start = 0;
   size_t i = 0;

@@ -9,11 +9,9 @@
 
 namespace qf::sql {
 
-/// Splits on top-level semicolons; empty statements are dropped.
-std::vector<std::string> split_statements(std::string_view script);
-
-/// The same, as views of `script`.
-std::vector<std::string_view> split_statement_views(std::string_view script);
+/// Splits on top-level semicolons, into views of `script`; empty
+/// statements are dropped.
+std::vector<std::string_view> split_statements(std::string_view script);
 
 /// The first keyword, uppercased ("SELECT", "WITH", "INSERT"...), skipping
 /// whitespace, comments and opening parentheses.

@@ -603,3 +603,16 @@ test('a pooled backend terminated right after its statement fails the next state
   const running = await gw.admin('/admin/queries/running');
   assert.deepEqual(running.body, []);
 });
+
+test('a relayed Query larger than the socket takes at once goes out whole', T, async (t) => {
+  // The relay writes the Query at once and leaves what the backend socket
+  // did not take to an asynchronous write: 6 MB is far past its buffer.
+  const gw = await laneGateway(t, 24128);
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const size = 6 * 1024 * 1024;
+  const r = await c.query(`SELECT length('${'x'.repeat(size)}') AS n, 'end' AS tail`);
+  assert.equal(r.rows[0].n, size);
+  assert.equal(r.rows[0].tail, 'end');
+  assert.equal((await c.query('SELECT 41 + 1 AS n')).rows[0].n, 42); // the connection goes on
+});
