@@ -79,8 +79,9 @@ void release_slot(self_ptr self) {
   if (!st.holds_slot)
     return;
   st.holds_slot = false;
-  st.cluster->release();
+  // The gauge drops first: a waiter admitted by release() raises it at once.
   st.node->stats->running_changed(st.route.group, st.cluster->name, -1);
+  st.cluster->release();
 }
 
 /// Gives the connection back once no request to it is outstanding: to the

@@ -26,8 +26,8 @@ void abandon_transaction(node_services& node, pinned_connection& pin) {
                  statement_request{"ROLLBACK", {}, 1, {}});
   if (!pin.cluster->give_back(pin.lease))
     caf::anon_send(pin.cluster->actor, atom::release::value, pin.lease, false);
-  pin.cluster->release();
   node.stats->running_changed(pin.group, pin.cluster->name, -1);
+  pin.cluster->release(); // after the gauge, as in release_slot
 }
 
 } // namespace qf

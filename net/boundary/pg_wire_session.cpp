@@ -433,8 +433,8 @@ private:
       fast_->cluster->lane->give_back(std::exchange(backend_, nullptr));
     auto st = std::move(*fast_);
     fast_.reset();
+    node_->stats->running_changed(*series_, -1); // before a waiter raises it
     st.cluster->release();
-    node_->stats->running_changed(*series_, -1);
     summary_->end();
     // Posted: no client waits for its history record, so it comes after
     // the answers of this round of events. in_flight covers the record,
