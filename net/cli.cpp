@@ -204,6 +204,12 @@ int serve(const options& opts) {
   // then kept four workers polling, 4% of a core on an idle gateway.
   // The hot paths (PostgreSQL wire, HTTP parsing) do not wait on CAF.
   caf_cfg.set("work-stealing.moderate-poll-attempts", 10);
+  // Asleep, each worker still woke every 10 ms to look for work to steal:
+  // 1,300 wake-ups a second, each one a context switch that can preempt
+  // the wire thread. A message from outside wakes a sleeping worker at
+  // once, and blocking work runs on detached actors, so a worker that
+  // keeps a message to itself is running and takes it next.
+  caf_cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds{250}});
   caf::actor_system sys{caf_cfg};
   int exit_code = 0;
   {

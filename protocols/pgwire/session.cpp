@@ -582,11 +582,11 @@ void server_session::handle_startup(std::string_view body) {
     state_ = state::closing;
     return;
   }
-  startup_params_ = m.params;
-  if (auto app = m.params.find("application_name"); app != m.params.end())
+  startup_params_ = std::move(m.params);
+  if (auto app = startup_params_.find("application_name"); app != startup_params_.end())
     reported_values_.back() = app->second; // application_name
   state_ = state::awaiting_accept;
-  events_.push_back(startup_event{m.params});
+  events_.push_back(startup_event{});
 }
 
 void server_session::tls_started() {
@@ -608,6 +608,7 @@ void server_session::request_password() {
 void server_session::accept() {
   if (state_ != state::awaiting_accept)
     return;
+  out_.reserve(out_.size() + 512); // the greeting below, in one allocation
   authentication_ok(out_);
   for (size_t i = 0; i < reported_names.size(); ++i)
     parameter_status(out_, reported_names[i], reported_values_[i]);

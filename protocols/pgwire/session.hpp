@@ -28,10 +28,9 @@ struct session_options {
   bool tls_available = false;
 };
 
-/// The startup packet arrived: the driver calls accept() or reject().
-struct startup_event {
-  std::map<std::string, std::string> params;
-};
+/// The startup packet arrived: the driver reads startup_params() and
+/// calls accept() or reject().
+struct startup_event {};
 
 /// Where a statement stands in a transaction block.
 enum class transaction_step {
