@@ -20,8 +20,9 @@ ticks() { # user, kernel; none for direct access, which has no proxy
   if [ -n "$1" ]; then awk '{print $14, $15}' "/proc/$1/stat"; else echo 0 0; fi
 }
 machine_busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
-# The server's backends and helpers: the backends come and go with -C, so
-# this misses those that exit; with persistent connections it is all of them.
+# The server's backends and helpers alive at both ends of a run: it misses
+# backends that exit within the run, which are every backend of direct
+# access and of -C; for the two proxies' pooled backends it is all of them.
 postgres_busy() { # ticks, user plus kernel, of every process named postgres
   local p t=0
   for p in $(pgrep -x postgres); do
