@@ -20,27 +20,36 @@ start_gateway() {
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# A gateway with one group of one PostgreSQL cluster (the loopback server
-# on $pg_port, poolSize 20) behind its PostgreSQL frontend on $qf_port,
-# and the pgbench tables at scale 10: what the pgbench scripts compare.
+# A gateway with one group, bench, of one cluster, until the script exits.
+# Usage: start_one_cluster_gateway HTTP_PORT ADMIN_PORT FRONTEND_YAML CLUSTER CLUSTER_YAML
+start_one_cluster_gateway() {
+  local http_port=$1 admin_port=$2 frontend=$3 cluster=$4 cluster_yaml=$5
+  cfg=$(mktemp --suffix=.yaml) # global: start_gateway's exit trap removes it
+  cat >"$cfg" <<YAML
+queryflux:
+  externalAddress: http://127.0.0.1:$http_port
+  frontends:
+    trinoHttp: { port: $http_port }
+    $frontend
+  adminApi: { port: $admin_port }
+monitor: { taskDelay: 30s }
+clusters:
+  $cluster: $cluster_yaml
+clusterGroups:
+  bench: { members: [$cluster], maxRunningQueries: 20, maxQueuedQueries: 10000 }
+YAML
+  start_gateway "$cfg" "$admin_port"
+}
+
+# The loopback PostgreSQL on $pg_port (poolSize 20) behind QueryFlux's
+# PostgreSQL frontend on $qf_port, and the pgbench tables at scale 10:
+# what the pgbench scripts compare.
 start_pg_bench_gateway() {
   pg_port=${QF_PG_PORT:-15432}
   pgb_port=${QF_PGB_PORT:-16432}
   qf_port=25432
-  cfg=$(mktemp --suffix=.yaml) # global: start_gateway's exit trap removes it
-  cat >"$cfg" <<YAML
-queryflux:
-  externalAddress: http://127.0.0.1:25080
-  frontends:
-    trinoHttp: { port: 25080 }
-    postgresWire: { port: $qf_port, maxConnections: 2000 }
-  adminApi: { port: 25090 }
-monitor: { taskDelay: 30s }
-clusters:
-  pg: { engine: postgres, endpoint: "postgres://postgres@127.0.0.1:$pg_port/postgres", poolSize: 20 }
-clusterGroups:
-  bench: { members: [pg], maxRunningQueries: 20, maxQueuedQueries: 10000 }
-YAML
-  start_gateway "$cfg" 25090
+  start_one_cluster_gateway 25080 25090 \
+    "postgresWire: { port: $qf_port, maxConnections: 2000 }" pg \
+    "{ engine: postgres, endpoint: \"postgres://postgres@127.0.0.1:$pg_port/postgres\", poolSize: 20 }"
   pgbench -i -s 10 -q -h 127.0.0.1 -p "$pg_port" -U postgres postgres >/dev/null 2>&1
 }

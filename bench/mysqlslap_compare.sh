@@ -13,21 +13,8 @@ rounds=${2:-3}
 source "$root/bench/gateway.sh"
 my_port=${QF_MY_PORT:-13306}
 qf_port=25306
-cfg=$(mktemp --suffix=.yaml)
-cat >"$cfg" <<YAML
-queryflux:
-  externalAddress: http://127.0.0.1:25081
-  frontends:
-    trinoHttp: { port: 25081 }
-    mysqlWire: { port: $qf_port }
-  adminApi: { port: 25091 }
-monitor: { taskDelay: 30s }
-clusters:
-  maria: { engine: mysql, endpoint: "mysql://qf:qf@127.0.0.1:$my_port/qftest", poolSize: 20 }
-clusterGroups:
-  bench: { members: [maria], maxRunningQueries: 20, maxQueuedQueries: 10000 }
-YAML
-start_gateway "$cfg" 25091
+start_one_cluster_gateway 25081 25091 "mysqlWire: { port: $qf_port }" maria \
+  "{ engine: mysql, endpoint: \"mysql://qf:qf@127.0.0.1:$my_port/qftest\", poolSize: 20 }"
 mariadb --no-defaults -h127.0.0.1 -P"$my_port" -uqf -pqf qftest -e "
   CREATE TABLE IF NOT EXISTS slap_accounts (id INT PRIMARY KEY, balance INT, filler CHAR(84));
   INSERT IGNORE INTO slap_accounts SELECT seq, 0, '' FROM seq_1_to_100000;"
