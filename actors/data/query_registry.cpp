@@ -85,13 +85,6 @@ void query_registry::add(const std::string& id, caf::actor query,
 }
 
 void query_registry::add(const std::string& id, std::function<void()> canceller,
-                         std::shared_ptr<query_summary> summary) {
-  auto& s = shard_of(id);
-  std::lock_guard guard{s.mtx};
-  s.queries[id] = entry{nullptr, nullptr, std::move(summary), std::move(canceller), {}};
-}
-
-void query_registry::add(const std::string& id, std::function<void()> canceller,
                          std::function<void(const std::string& id)> statement_canceller,
                          std::shared_ptr<query_summary> summary) {
   auto& s = shard_of(id);

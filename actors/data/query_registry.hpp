@@ -85,8 +85,8 @@ public:
     caf::actor actor;                         // null for entries with canceller
     std::shared_ptr<query_liveness> live;     // may be null
     std::shared_ptr<query_summary> summary;   // may be null
-    /// For what is not an actor (PostgreSQL wire sessions and their fast
-    /// lane statements): cancels it, from any thread.
+    /// For what is not an actor (a PostgreSQL wire session): cancels its
+    /// running statement, from any thread.
     std::function<void()> canceller;
     /// A session's: cancels its statement `id` if that still runs.
     std::function<void(const std::string& id)> statement_canceller;
@@ -94,8 +94,6 @@ public:
 
   void add(const std::string& id, caf::actor query,
            std::shared_ptr<query_liveness> live = nullptr,
-           std::shared_ptr<query_summary> summary = nullptr);
-  void add(const std::string& id, std::function<void()> canceller,
            std::shared_ptr<query_summary> summary = nullptr);
   /// A session, whose summary shows its running statement.
   void add(const std::string& id, std::function<void()> canceller,

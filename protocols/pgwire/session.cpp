@@ -24,7 +24,6 @@ std::pair<std::string, std::string> parse_set(std::string_view sql) {
   // Past the keyword, which may follow whitespace: a statement after the
   // first of a Query starts with what followed the semicolon.
   auto rest = sql::after_leading_keyword(sql);
-  rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(" \t\r\n")));
   auto sep = rest.find_first_of("= \t");
   std::string name{rest.substr(0, sep)};
   auto value = sep == std::string_view::npos ? std::string_view{}
@@ -67,7 +66,6 @@ bool reported_when_changed(std::string_view name) {
 /// between double quotes. "all" of "RESET ALL".
 std::string first_argument(std::string_view sql) {
   auto rest = sql::after_leading_keyword(sql);
-  rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(" \t\r\n")));
   if (!rest.empty() && rest.front() == '"') {
     auto end = rest.find('"', 1);
     return std::string{rest.substr(1, end == std::string_view::npos ? end : end - 1)};

@@ -155,7 +155,7 @@ std::string_view after_leading_keyword(std::string_view statement) {
   while (i < statement.size()
          && (std::isalpha(static_cast<unsigned char>(statement[i])) || statement[i] == '_'))
     ++i;
-  return statement.substr(i);
+  return statement.substr(skip_noise(statement, i));
 }
 
 std::string leading_keyword(std::string_view statement) {

@@ -20,8 +20,8 @@ std::string leading_keyword(std::string_view statement);
 /// The first two keywords ("CREATE TABLE", "SET", "BEGIN").
 std::string leading_keywords(std::string_view statement, size_t count);
 
-/// What follows the first keyword (and the whitespace and comments before
-/// it): " x = 1" of "SET x = 1".
+/// What follows the first keyword, past the whitespace and comments on
+/// either side of it: "x = 1" of "SET x = 1".
 std::string_view after_leading_keyword(std::string_view statement);
 
 /// Whether a statement led by this keyword answers with rows. DuckDB

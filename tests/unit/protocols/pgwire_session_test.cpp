@@ -632,6 +632,14 @@ TEST(sql_statements, leading_keywords) {
   EXPECT_EQ(sql::leading_keyword(""), "");
 }
 
+TEST(sql_statements, after_leading_keyword_skips_blanks_and_comments_on_both_sides) {
+  EXPECT_EQ(sql::after_leading_keyword("SET x = 1"), "x = 1");
+  EXPECT_EQ(sql::after_leading_keyword("\n  SET /* why */ \t search_path TO app"),
+            "search_path TO app");
+  EXPECT_EQ(sql::after_leading_keyword("RESET"), "");
+  EXPECT_EQ(sql::after_leading_keyword("   "), "");
+}
+
 TEST(pgwire_session, reset_restores_defaults_and_deallocate_forgets_statements) {
   auto s = started();
   s.feed(query_message("SET TimeZone TO 'Europe/Paris'; SET search_path = app"));
