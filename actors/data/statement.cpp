@@ -90,6 +90,10 @@ void return_connection(self_ptr self) {
   auto& st = self->state;
   if (!st.lease || st.conn_busy)
     return;
+  if (st.ph == phase::failed && !st.exhausted && !st.rollback_on_return)
+    // Cancelled with rows unread: the cursor cancels and drains its
+    // statement now, not when the connection's next statement comes.
+    self->send(st.lease->actor, atom::close::value);
   if (st.spec.keep_pinned && !st.rollback_on_return) {
     st.handover = pinned_connection{st.cluster, std::move(*st.lease),
                                     st.route.group};
@@ -162,12 +166,12 @@ void accept_batch(self_ptr self, result_batch& b) {
   answer_if_ready(self, false);
 }
 
-/// A late answer from the connection after a cancel: close and give back.
+/// A late answer from the connection after a cancel: give it back (which
+/// closes its cursor).
 bool abandoned_result(self_ptr self) {
   auto& st = self->state;
   if (st.ph == phase::running)
     return false;
-  self->send(st.lease->actor, atom::close::value);
   return_connection(self);
   answer_if_ready(self, false); // a transaction's page waited for this
   return true;
