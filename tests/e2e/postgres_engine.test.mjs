@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
-import { startGateway, config, runClient } from './support/gateway.mjs';
+import { startGateway, config, runClient, submit, parsed } from './support/gateway.mjs';
 
 const PG_URL = process.env.QF_PG_URL || 'postgres://postgres@127.0.0.1:15432/postgres';
 const ports = { trino: 23200, admin: 23201, pg: 23202, my: 23203 };
@@ -280,6 +280,33 @@ test('a suspended portal holds its run on the backend instead of buffering it, a
   await d.end();
   assert.deepEqual((await c.query('SELECT 8 AS x')).rows, [{ x: 8 }]);
   await c.end();
+});
+
+test('a Trino query cancelled while no fetch is under way ends its backend query at once', async () => {
+  const sql = 'SELECT g AS n, repeat(md5(g::text), 8) AS pad FROM generate_series(1, 3000000) g -- idle cancel';
+  let page = (await submit(gw.trinoUrl, sql)).body;
+  while (page.nextUri && !(page.data && page.data.length))
+    page = (await parsed(await fetch(page.nextUri))).body;
+  assert.ok(page.data?.length > 0, JSON.stringify(page));
+  const d = direct();
+  await d.connect();
+  const active = async () => (await d.query(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%-- idle cancel'")).rows[0].n;
+  // The statement's buffer fills and it stops fetching: the connection is
+  // idle, its cursor open, the backend blocked on a full socket.
+  await sleep(1000);
+  assert.equal(await active(), 1, 'the backend still has rows to send');
+  assert.equal((await fetch(page.nextUri, { method: 'DELETE' })).status, 204);
+  const deadline = Date.now() + 20000; // a bound, not a measure
+  let n = 1;
+  while (n !== 0 && Date.now() < deadline) {
+    n = await active();
+    if (n !== 0) await sleep(50);
+  }
+  await d.end();
+  assert.equal(n, 0, 'the cancel ended the backend query');
+  const r = await runClient(gw.trino('trino-user'), 'SELECT 9 AS x');
+  assert.deepEqual(r.data, [[9]]);
 });
 
 test('a cursor inside a transaction keeps the block pinned and committed work stays', async () => {
