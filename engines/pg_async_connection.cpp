@@ -6,20 +6,17 @@
 #include "engines/postgres_results.hpp"
 #include "protocols/pgwire/relay.hpp"
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
-
 #include <libpq-fe.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 namespace qf::engines {
-
-namespace asio = boost::asio;
-using descriptor = asio::posix::stream_descriptor;
 
 namespace {
 
@@ -31,21 +28,16 @@ bool ready_now(int fd, bool for_write) {
   return ::poll(&p, 1, 0) > 0;
 }
 
-/// A copy of libpq's socket for Asio to watch; libpq keeps its own.
-int watchable(PGconn* conn) {
-  return ::dup(PQsocket(conn));
-}
-
-/// Drives PQconnectPoll until the connection is up or has failed.
-class connect_op : public std::enable_shared_from_this<connect_op> {
+/// Drives PQconnectPoll until the connection is up or has failed; keeps
+/// itself alive meanwhile, since the loop holds watchers weakly.
+class connect_op : public io::watcher, public std::enable_shared_from_this<connect_op> {
 public:
-  connect_op(PGconn* conn, pg_async_connection::executor on,
-             pg_async_connection::opened done)
-    : conn_(conn), socket_(std::move(on)), done_(std::move(done)) {
+  connect_op(PGconn* conn, io::event_loop& on, pg_async_connection::opened done)
+    : conn_(conn), loop_(on.shared_from_this()), done_(std::move(done)) {
     // nop
   }
 
-  ~connect_op() {
+  ~connect_op() override {
     if (conn_)
       PQfinish(conn_);
   }
@@ -54,75 +46,115 @@ public:
   connect_op& operator=(const connect_op&) = delete;
 
   void step(PostgresPollingStatusType status) {
+    socket_.close();
     if (status == PGRES_POLLING_OK) {
+      // PQsendQuery and PQflush must not wait for a large statement to go.
       if (PQsetnonblocking(conn_, 1) != 0)
         return fail();
-      socket_.close();
-      auto conn = std::make_shared<pg_async_connection>(std::exchange(conn_, nullptr),
-                                                        socket_.get_executor());
-      return done_(std::move(conn), {});
+      auto conn = std::make_shared<pg_async_connection>(std::exchange(conn_, nullptr), *loop_);
+      auto done = std::move(done_);
+      self_.reset(); // after this call, nothing of this is touched
+      if (!conn->start())
+        return done(nullptr, "cannot connect to PostgreSQL: cannot watch the socket");
+      return done(std::move(conn), {});
     }
     if (status == PGRES_POLLING_FAILED)
       return fail();
     // libpq may move to a new socket (another host, a retry without SSL),
-    // which may even get the old one's number: watch a fresh copy each step.
-    socket_.close();
-    boost::system::error_code assigned;
-    socket_.assign(watchable(conn_), assigned);
-    if (assigned)
+    // which may even get the old one's number: watch a fresh copy each
+    // step. A socket ready already is reported at once.
+    self_ = shared_from_this();
+    for_write_ = status == PGRES_POLLING_WRITING;
+    socket_ = loop_->add(::dup(PQsocket(conn_)), weak_from_this());
+    if (!socket_)
       return fail();
-    bool for_write = status == PGRES_POLLING_WRITING;
-    socket_.async_wait(for_write ? descriptor::wait_write : descriptor::wait_read,
-                       [self = shared_from_this()](boost::system::error_code ec) {
-                         if (ec)
-                           return self->fail();
-                         self->step(PQconnectPoll(self->conn_));
-                       });
+  }
+
+  void on_ready(uint32_t events) override {
+    if (events & (for_write_ ? io::output_events : io::input_events))
+      step(PQconnectPoll(conn_));
   }
 
 private:
   void fail() {
     auto why = "cannot connect to PostgreSQL: " + pq_message(PQerrorMessage(conn_));
-    done_(nullptr, why);
+    auto done = std::move(done_);
+    auto keep = std::move(self_); // this may go with it
+    done(nullptr, why);
   }
 
   PGconn* conn_;
-  descriptor socket_;
+  std::shared_ptr<io::event_loop> loop_;
   pg_async_connection::opened done_;
+  io::watch socket_;
+  bool for_write_ = true;
+  std::shared_ptr<connect_op> self_; // while a step waits
 };
 
 } // namespace
 
-void pg_async_connection::open(const std::string& conninfo, executor on,
+void pg_async_connection::open(const std::string& conninfo, io::event_loop& on,
                                opened done) {
   pq_connect_params params{conninfo};
   auto* conn = PQconnectStartParams(params.keys, params.values, /*expand_dbname=*/1);
   if (!conn) {
-    asio::post(on, [done] { done(nullptr, "cannot connect to PostgreSQL: out of memory"); });
+    on.post([done] { done(nullptr, "cannot connect to PostgreSQL: out of memory"); });
     return;
   }
   auto op = std::make_shared<connect_op>(conn, on, std::move(done));
-  if (PQstatus(conn) == CONNECTION_BAD) {
-    asio::post(on, [op] { op->step(PGRES_POLLING_FAILED); });
-    return;
-  }
-  // A connection starts by writing its startup packet.
-  asio::post(on, [op] { op->step(PGRES_POLLING_WRITING); });
+  // Reported from the loop, never from inside open().
+  auto first = PQstatus(conn) == CONNECTION_BAD ? PGRES_POLLING_FAILED
+                                                  : PGRES_POLLING_WRITING;
+  on.post([op, first] { op->step(first); });
 }
 
-pg_async_connection::pg_async_connection(PGconn* conn, executor on)
-  : conn_(conn), socket_(std::move(on)) {
-  boost::system::error_code ec;
-  socket_.assign(watchable(conn_), ec);
-  if (!ec) // the relay writes without waiting
-    socket_.non_blocking(true, ec);
-  broken_ = static_cast<bool>(ec);
+pg_async_connection::pg_async_connection(PGconn* conn, io::event_loop& on)
+  : conn_(conn), loop_(on.shared_from_this()) {
+  // nop
 }
 
 pg_async_connection::~pg_async_connection() {
-  boost::system::error_code ignored;
-  socket_.close(ignored);
+  socket_.close(); // the copy; libpq closes its own
   PQfinish(conn_);
+}
+
+bool pg_async_connection::start() {
+  socket_ = loop_->add(::dup(PQsocket(conn_)), weak_from_this());
+  broken_ = !socket_;
+  return !broken_;
+}
+
+void pg_async_connection::on_ready(uint32_t events) {
+  if (events & io::input_events)
+    readable_ = true;
+  if (events & io::output_events)
+    writable_ = true;
+  if (!running_ || paused_)
+    return; // remembered for the next run
+  switch (waiting_) {
+    case waiting::to_flush:
+      if (writable_)
+        flush();
+      break;
+    case waiting::to_read:
+      if (readable_)
+        read();
+      break;
+    case waiting::relay_output:
+      if (writable_)
+        relay_write();
+      break;
+    case waiting::relay_input:
+      if (readable_)
+        relay_read();
+      break;
+    case waiting::nothing:
+      break;
+  }
+}
+
+void pg_async_connection::lose_later(std::string why) {
+  loop_->post([self = shared_from_this(), why = std::move(why)] { self->lost(why); });
 }
 
 void pg_async_connection::run(const std::string& sql, const parameters& params,
@@ -145,39 +177,33 @@ void pg_async_connection::run(const std::string& sql, const parameters& params,
                 ? PQsendQuery(conn_, sql.c_str())
                 : PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(values.size()),
                                     nullptr, values.data(), nullptr, nullptr, 0);
-  if (broken_ || !sent) {
-    auto why = pq_message(PQerrorMessage(conn_));
-    // Reported from the executor, never from inside run().
-    asio::post(socket_.get_executor(), [self = shared_from_this(), why] { self->lost(why); });
-    return;
-  }
+  if (broken_ || !sent)
+    return lose_later(pq_message(PQerrorMessage(conn_)));
   PQsetSingleRowMode(conn_);
   flush();
 }
 
 void pg_async_connection::flush() {
+  waiting_ = waiting::nothing;
   switch (PQflush(conn_)) {
     case 0:
-      return wait(false, &pg_async_connection::read);
+      // Something came while the connection was idle (a server's goodbye,
+      // with no event after it): read it now; else the answer's event.
+      waiting_ = waiting::to_read;
+      if (readable_)
+        read();
+      return;
     case 1:
-      return wait(true, &pg_async_connection::flush);
+      writable_ = false;
+      waiting_ = waiting::to_flush;
+      return;
     default:
       return lost(pq_message(PQerrorMessage(conn_)));
   }
 }
 
-void pg_async_connection::wait(bool for_write, void (pg_async_connection::*then)()) {
-  socket_.async_wait(for_write ? descriptor::wait_write : descriptor::wait_read,
-                     [self = shared_from_this(), then](boost::system::error_code ec) {
-                       if (ec == asio::error::operation_aborted)
-                         return;
-                       if (ec)
-                         return self->lost(ec.message());
-                       ((*self).*then)();
-                     });
-}
-
 void pg_async_connection::read() {
+  waiting_ = waiting::nothing;
   if (!to_) { // abandoned: let the connection go once libpq is quiet
     broken_ = true;
     running_ = false;
@@ -185,8 +211,17 @@ void pg_async_connection::read() {
   }
   if (!PQconsumeInput(conn_))
     return lost(pq_message(PQerrorMessage(conn_)));
-  if (drain_results())
-    wait(false, &pg_async_connection::read);
+  if (!drain_results()) {
+    if (!running_) // for the next run: whether anything is left to hear
+      readable_ = ready_now(PQsocket(conn_), false);
+    return;
+  }
+  // libpq does not always read a socket dry, and epoll reports only what
+  // arrives from now on: ask the socket.
+  readable_ = ready_now(PQsocket(conn_), false);
+  waiting_ = waiting::to_read;
+  if (readable_)
+    loop_->post([self = shared_from_this()] { self->on_ready(0); });
 }
 
 bool pg_async_connection::drain_results() {
@@ -255,7 +290,9 @@ bool pg_async_connection::drain_results() {
   if (!to_)
     return false;
   if (!PQisBusy(conn_)) { // more results are complete already
-    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->read(); });
+    waiting_ = waiting::to_read;
+    readable_ = true;
+    loop_->post([self = shared_from_this()] { self->on_ready(0); });
     return false;
   }
   return true;
@@ -267,10 +304,11 @@ void pg_async_connection::resume() {
   paused_ = false;
   if (!running_)
     return;
-  if (relaying_)
+  if (!relaying_)
+    return read(); // libpq may hold complete results already
+  waiting_ = waiting::relay_input;
+  if (readable_)
     relay_read();
-  else
-    read();
 }
 
 bool pg_async_connection::relay_capable() const {
@@ -285,51 +323,70 @@ void pg_async_connection::relay(const std::string& sql,
   data_rows_ = 0;
   error_.reset();
   out_.clear();
+  out_sent_ = 0;
   pgwire::query_message(out_, sql);
-  // The Query nearly always fits the socket's buffer: written here, the
-  // answer is awaited at once, with no completion in between.
-  boost::system::error_code ec;
-  size_t sent = socket_.write_some(asio::buffer(out_), ec);
-  if (ec == asio::error::would_block)
-    ec = {};
-  if (ec) { // reported from the executor, never from in here
-    asio::post(socket_.get_executor(),
-               [self = shared_from_this(), why = ec.message()] { self->lost(why); });
-    return;
+  relay_write();
+}
+
+void pg_async_connection::relay_write() {
+  waiting_ = waiting::nothing;
+  while (out_sent_ < out_.size()) {
+    ssize_t n = ::send(socket_.fd(), out_.data() + out_sent_, out_.size() - out_sent_,
+                       MSG_NOSIGNAL);
+    if (n >= 0) {
+      out_sent_ += static_cast<size_t>(n);
+      continue;
+    }
+    if (errno == EINTR)
+      continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      writable_ = false;
+      waiting_ = waiting::relay_output;
+      return;
+    }
+    return lose_later(std::strerror(errno)); // never from inside relay()
   }
-  if (sent == out_.size())
-    return relay_read();
-  asio::async_write(socket_, asio::buffer(out_.data() + sent, out_.size() - sent),
-                    [self = shared_from_this()](boost::system::error_code error, size_t) {
-                      if (error == asio::error::operation_aborted)
-                        return;
-                      if (error)
-                        return self->lost(error.message());
-                      self->relay_read();
-                    });
+  // Something came while the connection was idle (a server's goodbye,
+  // with no event after it): read it now; else the answer's event. The
+  // last run's short read left readable_ false.
+  waiting_ = waiting::relay_input;
+  if (readable_)
+    relay_read();
 }
 
 void pg_async_connection::relay_read() {
+  waiting_ = waiting::nothing;
   if (!to_) { // abandoned: let the connection go
     broken_ = true;
     running_ = relaying_ = false;
     return;
   }
   constexpr size_t chunk = 64 * 1024;
-  if (in_.size() < in_len_ + chunk)
-    in_.resize(in_len_ + chunk);
-  socket_.async_read_some(
-    asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
-    [self = shared_from_this()](boost::system::error_code ec, size_t n) {
-      if (ec == asio::error::operation_aborted)
-        return;
-      if (ec)
-        return self->lost(ec == asio::error::eof ? "the server closed the connection"
-                                                 : ec.message());
-      self->in_len_ += n;
-      if (self->relay_scan())
-        self->relay_read();
-    });
+  for (;;) {
+    if (in_.size() < in_len_ + chunk)
+      in_.resize(in_len_ + chunk);
+    size_t room = in_.size() - in_len_;
+    ssize_t n = ::recv(socket_.fd(), in_.data() + in_len_, room, 0);
+    if (n == 0)
+      return lost("the server closed the connection");
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        return lost(std::strerror(errno));
+      readable_ = false;
+      waiting_ = waiting::relay_input;
+      return;
+    }
+    // A short read emptied the socket: the rest is announced by epoll.
+    readable_ = static_cast<size_t>(n) == room;
+    in_len_ += static_cast<size_t>(n);
+    if (!relay_scan())
+      return;
+    waiting_ = waiting::relay_input;
+    if (!readable_)
+      return;
+  }
 }
 
 bool pg_async_connection::relay_scan() {

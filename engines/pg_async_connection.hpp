@@ -1,15 +1,13 @@
-// A libpq connection in non-blocking mode, driven by Asio readiness on the
-// executor it was opened on: the wire thread, which serves every session
-// that borrows it. It has no thread of its own: the statement goes out and
+// A libpq connection in non-blocking mode, driven by readiness on the
+// event loop it was opened on: the wire thread's, which serves every
+// session that borrows it. It has no thread of its own: the statement goes out and
 // its rows come back on the thread the client's socket is served on, which
 // is what lets PostgreSQL clients through QueryFlux keep pace with a
 // pooler (see docs/performance.md).
 #pragma once
 
 #include "engines/engine.hpp"
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
+#include "io/event_loop.hpp"
 
 #include <functional>
 #include <memory>
@@ -21,7 +19,7 @@ struct pg_conn;
 
 namespace qf::engines {
 
-/// What a run reports, on the connection's executor.
+/// What a run reports, on the connection's loop.
 class pg_async_listener {
 public:
   virtual ~pg_async_listener() = default;
@@ -42,19 +40,19 @@ public:
   virtual void on_relay_done(int64_t data_rows, const engine_error* error) = 0;
 };
 
-class pg_async_connection
-  : public std::enable_shared_from_this<pg_async_connection> {
+class pg_async_connection : public io::watcher,
+                            public std::enable_shared_from_this<pg_async_connection> {
 public:
-  using executor = boost::asio::any_io_executor;
   using opened
     = std::function<void(std::shared_ptr<pg_async_connection>, std::string error)>;
 
-  /// Connects without blocking; `done` runs on `on` with the connection,
-  /// or null and libpq's reason.
-  static void open(const std::string& conninfo, executor on, opened done);
+  /// Connects without blocking; `done` runs on the loop's thread with the
+  /// connection, or null and libpq's reason. Call on that thread.
+  static void open(const std::string& conninfo, io::event_loop& on, opened done);
 
-  pg_async_connection(pg_conn* conn, executor on);
-  ~pg_async_connection();
+  /// Takes a connected libpq connection; call start() before a run.
+  pg_async_connection(pg_conn* conn, io::event_loop& on);
+  ~pg_async_connection() override;
 
   pg_async_connection(const pg_async_connection&) = delete;
   pg_async_connection& operator=(const pg_async_connection&) = delete;
@@ -90,24 +88,35 @@ public:
   /// known without a round trip.
   bool quiet() const;
 
+  /// Watches the socket on the loop; false if it cannot.
+  bool start();
+
+  void on_ready(uint32_t events) override;
+
 private:
+  enum class waiting { nothing, to_flush, to_read, relay_output, relay_input };
+
   void flush();
   void read();
-  /// Calls `then` once the socket is ready. Asio's epoll is edge-triggered,
-  /// and libpq does not always read a socket dry; but an async_wait re-arms
-  /// the descriptor (EPOLL_CTL_MOD), which reports data already waiting.
-  void wait(bool for_write, void (pg_async_connection::*then)());
   /// Returns false once the run has ended (or was abandoned).
   bool drain_results();
   void end_run();
   void lost(const std::string& why);
+  /// Reports lost(why) from the loop, never from inside the caller.
+  void lose_later(std::string why);
+  void relay_write();
   void relay_read();
   /// Forwards the whole messages read so far; false once the run ended or
   /// paused.
   bool relay_scan();
 
   pg_conn* conn_;
-  boost::asio::posix::stream_descriptor socket_;
+  std::shared_ptr<io::event_loop> loop_;
+  io::watch socket_; // a copy of libpq's descriptor, for epoll
+  // What epoll said last: the socket may have input, may take output.
+  bool readable_ = true;
+  bool writable_ = true;
+  waiting waiting_ = waiting::nothing;
   std::shared_ptr<pg_async_listener> to_;
   std::vector<column> columns_;
   bool have_columns_ = false;
@@ -121,6 +130,7 @@ private:
   // A relay: the Query out, the answer in, read past libpq.
   bool relaying_ = false;
   std::string out_;
+  size_t out_sent_ = 0;
   std::string in_;
   size_t in_len_ = 0;
   int64_t data_rows_ = 0;

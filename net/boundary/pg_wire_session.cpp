@@ -10,8 +10,6 @@
 #include "protocols/pgwire/session.hpp"
 #include "protocols/sql/statements.hpp"
 
-#include <boost/asio/post.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -20,7 +18,6 @@ namespace qf {
 
 namespace {
 
-namespace asio = boost::asio;
 using clock = std::chrono::steady_clock;
 using pgwire::transaction_step;
 
@@ -317,7 +314,7 @@ private:
     auto self = weak.lock();
     if (!self)
       return;
-    asio::post(self->conn_->executor(), [weak, id] {
+    self->conn_->loop().post([weak, id] {
       auto session = weak.lock();
       if (!session || (!id.empty() && !(session->fast_ && session->fast_->id == id)))
         return;
@@ -377,7 +374,7 @@ private:
       return true;
     }
     engines::pg_async_connection::open(
-      st.cluster->lane->conninfo(), conn_->executor(),
+      st.cluster->lane->conninfo(), conn_->loop(),
       [weak = weak_from_this(), lane = st.cluster->lane](
         std::shared_ptr<engines::pg_async_connection> conn, std::string error) {
         auto self = weak.lock();
@@ -439,10 +436,9 @@ private:
     // Posted: no client waits for its history record, so it comes after
     // the answers of this round of events. in_flight covers the record,
     // so a drain waits for it.
-    asio::post(conn_->executor(), [self = shared_from_this(), st = std::move(st),
-                                   ended = clock::now(), series = series_,
-                                   status = std::move(status),
-                                   error = std::move(error)]() mutable {
+    conn_->loop().post([self = shared_from_this(), st = std::move(st),
+                        ended = clock::now(), series = series_, status = std::move(status),
+                        error = std::move(error)]() mutable {
       self->record_fast(st, ended, *series, std::move(status), std::move(error));
     });
   }
@@ -520,8 +516,9 @@ private:
     spec.session.headers = params;
     statement_ = std::make_shared<statement_run>(
       node_, std::move(spec),
-      [weak = weak_from_this(), node = node_, ex = conn_->executor()](statement_page page) {
-        asio::post(ex, [weak, node, page = std::move(page)]() mutable {
+      [weak = weak_from_this(), node = node_,
+       loop = conn_->loop().shared_from_this()](statement_page page) {
+        loop->post([weak, node, page = std::move(page)]() mutable {
           if (auto self = weak.lock())
             self->on_page(page);
           else if (page.pinned) // the session is gone: end its transaction

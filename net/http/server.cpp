@@ -231,11 +231,7 @@ private:
 
 } // namespace
 
-struct service::impl : io::listener_group {
-  impl() : listener_group(false) {
-    // nop
-  }
-};
+struct service::impl : io::listener_group {};
 
 service::service() : impl_(std::make_unique<impl>()) {
   // nop

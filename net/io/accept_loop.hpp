@@ -1,7 +1,7 @@
-// What the HTTP and the wire listeners share: an io_context run by a few
-// threads (each socket on its own strand) or by one (no strands needed),
-// and an accept loop that hands each socket to a callback. Header-only
-// Asio: include only from Asio translation units.
+// The HTTP listeners' io_context, run by a few threads with each socket on
+// its own strand, and an accept loop that hands each socket to a callback.
+// (The wire listeners run on io::event_loop instead.) Header-only Asio:
+// include only from Asio translation units.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -26,11 +26,7 @@ class io_threads {
 public:
   asio::io_context ioc;
 
-  /// concurrency_hint 1: one thread runs it, and Asio skips the locking
-  /// that several would need.
-  explicit io_threads(int concurrency_hint) : ioc(concurrency_hint) {
-    // nop
-  }
+  io_threads() = default;
 
   io_threads(const io_threads&) = delete;
   io_threads& operator=(const io_threads&) = delete;
@@ -64,10 +60,10 @@ template <class OnSocket>
 class accept_loop : public std::enable_shared_from_this<accept_loop<OnSocket>> {
 public:
   /// Binds at once, so a taken port fails at start with a clear message.
-  /// Sockets come on strands when several threads run the io_context.
-  accept_loop(asio::io_context& ioc, bool strands, const std::string& name,
+  /// Each socket comes on a strand of its own.
+  accept_loop(asio::io_context& ioc, const std::string& name,
               const std::string& address, uint16_t port, OnSocket on_socket)
-    : ioc_(ioc), strands_(strands), acceptor_(socket_executor()),
+    : ioc_(ioc), acceptor_(asio::make_strand(ioc_)),
       on_socket_(std::move(on_socket)) {
     try {
       tcp::endpoint ep{asio::ip::make_address(address), port};
@@ -96,7 +92,7 @@ public:
 private:
   void accept() {
     acceptor_.async_accept(
-      socket_executor(),
+      asio::make_strand(ioc_),
       [self = this->shared_from_this()](boost::system::error_code ec,
                                         tcp::socket socket) {
         if (ec == asio::error::operation_aborted || !self->acceptor_.is_open())
@@ -109,14 +105,7 @@ private:
       });
   }
 
-  asio::any_io_executor socket_executor() {
-    if (strands_)
-      return asio::make_strand(ioc_);
-    return ioc_.get_executor();
-  }
-
   asio::io_context& ioc_;
-  const bool strands_;
   tcp::acceptor acceptor_;
   OnSocket on_socket_;
 };
@@ -125,25 +114,18 @@ private:
 /// made of, apart from what they do with a socket.
 class listener_group {
 public:
-  /// one_thread: the io_context runs on one thread, and a socket's
-  /// handlers need no strand (start() ignores its count then).
-  explicit listener_group(bool one_thread)
-    : one_thread_(one_thread), io_(one_thread ? 1 : BOOST_ASIO_CONCURRENCY_HINT_DEFAULT) {
-    // nop
-  }
-
   /// Binds now and accepts once started; on_socket gets each socket.
   template <class OnSocket>
   void listen(const std::string& name, const std::string& address,
               uint16_t port, OnSocket on_socket) {
     auto loop = std::make_shared<accept_loop<OnSocket>>(
-      io_.ioc, !one_thread_, name, address, port, std::move(on_socket));
+      io_.ioc, name, address, port, std::move(on_socket));
     loop->start();
     stoppers_.push_back([loop] { loop->stop(); });
   }
 
   void start(unsigned threads) {
-    io_.start(one_thread_ ? 1 : threads);
+    io_.start(threads);
   }
 
   asio::io_context& context() {
@@ -162,7 +144,6 @@ public:
   }
 
 private:
-  const bool one_thread_;
   io_threads io_;
   std::vector<std::function<void()>> stoppers_;
 };

@@ -1,35 +1,60 @@
-// Asio acceptors and connections for the wire protocols.
+// Listeners and connections for the wire protocols on the wire thread's
+// event loop: plain sockets, and TLS by OpenSSL on the same descriptor.
 #include "net/wire/tcp_server.hpp"
 
-#include "net/io/accept_loop.hpp"
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
 #include <array>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <deque>
-#include <optional>
-#include <thread>
+#include <stdexcept>
 #include <vector>
 
 namespace qf::wire {
 
-namespace asio = boost::asio;
-using tcp = asio::ip::tcp;
-
 namespace {
 
+struct tls_context_deleter {
+  void operator()(SSL_CTX* ctx) const {
+    SSL_CTX_free(ctx);
+  }
+};
+using tls_context = std::unique_ptr<SSL_CTX, tls_context_deleter>;
+
 struct listener_state {
-  asio::io_context* wire_thread = nullptr; // run by one thread
+  std::shared_ptr<io::event_loop> loop;
   listener_options opts;
   handler_factory factory;
   std::atomic<uint32_t> connections{0};
-  std::unique_ptr<asio::ssl::context> tls; // null: no TLS on this listener
+  tls_context tls; // null: no TLS on this listener
 };
+
+tls_context load_tls(const listener_options& opts) {
+  tls_context ctx{SSL_CTX_new(TLS_server_method())};
+  if (!ctx)
+    throw std::runtime_error(opts.name + ": cannot create a TLS context");
+  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
+  if (SSL_CTX_use_certificate_chain_file(ctx.get(), opts.tls_cert_file.c_str()) != 1
+      || SSL_CTX_use_PrivateKey_file(ctx.get(), opts.tls_key_file.c_str(), SSL_FILETYPE_PEM)
+           != 1
+      || SSL_CTX_check_private_key(ctx.get()) != 1) {
+    char why[256];
+    ERR_error_string_n(ERR_get_error(), why, sizeof why);
+    ERR_clear_error();
+    throw std::runtime_error(opts.name + ": cannot load TLS certificate or key: " + why);
+  }
+  return ctx;
+}
 
 class tcp_connection;
 
@@ -38,38 +63,45 @@ class tcp_connection;
 /// right before the thread waits again: a client with several connections
 /// (pgbench, a pool) takes them in one wake-up, and the peers they wake
 /// find the thread about to sleep rather than preempting its work.
-struct send_round {
-  std::vector<std::shared_ptr<tcp_connection>> holding;
-  std::vector<std::shared_ptr<tcp_connection>> releasing;
-};
+thread_local std::vector<std::shared_ptr<tcp_connection>> held_this_round;
 
-thread_local send_round round_of_this_thread;
-
-void hold_until_round_ends(std::shared_ptr<tcp_connection> conn);
+void hold_until_round_ends(std::shared_ptr<tcp_connection> conn, io::event_loop& loop);
 
 class tcp_connection : public connection,
+                       public io::watcher,
                        public std::enable_shared_from_this<tcp_connection> {
 public:
-  tcp_connection(tcp::socket socket, std::shared_ptr<listener_state> owner)
-    : socket_(std::move(socket)), owner_(std::move(owner)) {
+  tcp_connection(int fd, std::shared_ptr<listener_state> owner)
+    : fd_(fd), owner_(std::move(owner)) {
     owner_->connections.fetch_add(1);
   }
 
   ~tcp_connection() override {
+    if (ssl_)
+      SSL_free(ssl_);
+    if (!started_) // the watch owns it from start() on
+      ::close(fd_);
     owner_->connections.fetch_sub(1);
   }
 
   tcp_connection(const tcp_connection&) = delete;
   tcp_connection& operator=(const tcp_connection&) = delete;
 
+  /// On the wire thread, with the handler the factory made.
   void start(std::shared_ptr<handler> h) {
-    boost::system::error_code ignored;
-    socket_.non_blocking(true, ignored); // send() never waits
-    on_thread([self = shared_from_this(), h] {
-      self->handler_ = h;
-      self->read();
-    });
+    handler_ = std::move(h);
+    started_ = true;
+    watch_ = owner_->loop->add(fd_, weak_from_this());
+    if (!watch_) {
+      spdlog::warn("{}: cannot watch a connection: {}", owner_->opts.name,
+                   std::strerror(errno));
+      return shutdown();
+    }
+    reading_ = true;
+    read();
   }
+
+  // -- connection ---------------------------------------------------------------
 
   void write(std::string bytes) override {
     if (bytes.empty())
@@ -77,11 +109,10 @@ public:
     pending_.fetch_add(bytes.size());
     // Inline when called on the wire thread (the PostgreSQL session),
     // posted from elsewhere (the MySQL session actors).
-    on_thread([self = shared_from_this(), b = std::move(bytes)]() mutable {
+    loop().dispatch([self = shared_from_this(), b = std::move(bytes)]() mutable {
       self->release_held();
       self->queue_.push_back(std::move(b));
-      if (self->queue_.size() == 1)
-        self->flush();
+      self->flush();
     });
   }
 
@@ -91,45 +122,16 @@ public:
     pending_.fetch_add(bytes.size());
     if (!sends_directly()) {
       queue_.emplace_back(bytes);
-      if (queue_.size() == 1)
-        flush();
+      flush();
       return;
     }
     if (held_.empty())
-      hold_until_round_ends(shared_from_this());
+      hold_until_round_ends(shared_from_this(), loop());
     held_.append(bytes);
   }
 
-  /// Sends what send() held: straight from the buffer when the socket
-  /// takes it, the rest queued.
-  void release_held() {
-    if (held_.empty())
-      return;
-    std::string_view bytes = held_;
-    if (sends_directly()) {
-      boost::system::error_code ec;
-      size_t sent = socket_.send(asio::buffer(bytes), 0, ec);
-      // A failure is left to the queued write below, which shuts the
-      // connection down from a completion.
-      bytes.remove_prefix(ec ? 0 : sent);
-      pending_.fetch_sub(held_.size() - bytes.size());
-    }
-    if (!bytes.empty()) {
-      queue_.emplace_back(bytes);
-      if (queue_.size() == 1)
-        flush();
-    }
-    held_.clear();
-    if (held_.capacity() > 64 * 1024) // after a burst of rows
-      held_ = {};
-  }
-
-  asio::io_context& wire_thread() const {
-    return *owner_->wire_thread;
-  }
-
   void close() override {
-    on_thread([self = shared_from_this()] {
+    loop().dispatch([self = shared_from_this()] {
       self->release_held();
       self->closing_ = true;
       if (self->queue_.empty())
@@ -138,13 +140,27 @@ public:
   }
 
   void read_more() override {
-    on_thread([self = shared_from_this()] {
+    loop().dispatch([self = shared_from_this()] {
+      self->reading_ = true;
       self->read();
     });
   }
 
-  asio::any_io_executor executor() override {
-    return socket_.get_executor();
+  void start_tls() override {
+    // Inline like read_more(), so that a read_more() right after it sees
+    // the handshake pending.
+    loop().dispatch([self = shared_from_this()] {
+      if (!self->owner_->tls)
+        return self->shutdown();
+      self->release_held(); // the 'S' goes out in the clear
+      self->tls_pending_ = true;
+      if (self->queue_.empty())
+        self->handshake();
+    });
+  }
+
+  io::event_loop& loop() override {
+    return *owner_->loop;
   }
 
   size_t pending_output() const override {
@@ -152,7 +168,7 @@ public:
   }
 
   void when_drained(std::function<void()> fn) override {
-    asio::post(socket_.get_executor(), [self = shared_from_this(), fn = std::move(fn)]() mutable {
+    loop().post([self = shared_from_this(), fn = std::move(fn)]() mutable {
       if (self->closed_)
         return;
       self->release_held();
@@ -163,162 +179,339 @@ public:
     });
   }
 
-  void start_tls() override {
-    // Inline like read_more(), so that a read_more() right after it sees
-    // the handshake pending.
-    on_thread([self = shared_from_this()] {
-      if (!self->owner_->tls) {
-        self->shutdown();
-        return;
+  // -- readiness ----------------------------------------------------------------
+
+  void on_ready(uint32_t events) override {
+    if (closed_)
+      return;
+    if (events & io::input_events)
+      readable_ = true;
+    if (events & io::output_events)
+      writable_ = true;
+    if (handshaking_)
+      return step_handshake();
+    if (writable_ && !queue_.empty())
+      flush();
+    if (readable_ && reading_)
+      read();
+  }
+
+  /// Sends what send() held: straight from the buffer when the socket
+  /// takes it, the rest queued.
+  void release_held() {
+    if (held_.empty())
+      return;
+    std::string_view bytes = held_;
+    if (sends_directly()) {
+      ssize_t sent = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      // A failure is left to the queued write below, which sees it again.
+      if (sent > 0) {
+        bytes.remove_prefix(static_cast<size_t>(sent));
+        pending_.fetch_sub(static_cast<size_t>(sent));
       }
-      self->release_held(); // the 'S' goes out in the clear
-      self->tls_pending_ = true;
-      if (self->queue_.empty())
-        self->handshake();
-    });
+    }
+    if (!bytes.empty()) {
+      queue_.emplace_back(bytes);
+      flush();
+    }
+    held_.clear();
+    if (held_.capacity() > 64 * 1024) // after a burst of rows
+      held_ = {};
   }
 
 private:
   bool sends_directly() const {
-    return queue_.empty() && !tls_ && !tls_pending_ && !handshaking_ && !closing_ && !closed_;
+    return queue_.empty() && writable_ && !ssl_ && !tls_pending_ && !closing_ && !closed_;
   }
 
-  /// Runs f at once on the wire thread, else posts it there. Not
-  /// asio::dispatch: through the socket's type-erased executor, that
-  /// allocates even when it runs f inline.
-  template <class F>
-  void on_thread(F&& f) {
-    auto thread = owner_->wire_thread->get_executor();
-    if (thread.running_in_this_thread())
-      f();
-    else
-      asio::post(thread, std::forward<F>(f));
+  bool can_read() {
+    // OpenSSL may hold decrypted input that no epoll event will announce.
+    if (ssl_ && !readable_ && SSL_has_pending(ssl_))
+      readable_ = true;
+    return reading_ && readable_ && !closed_ && !tls_pending_ && !handshaking_;
+  }
+
+  /// Reads while the handler wants input and the socket has some. A read
+  /// that comes back short emptied the socket: the next waits for epoll,
+  /// not for an EAGAIN.
+  void read() {
+    if (in_read_)
+      return; // the loop below goes on
+    in_read_ = true;
+    // A bounded number of chunks, then the others get their turn.
+    for (int chunk = 0; chunk < 16 && can_read(); ++chunk) {
+      ssize_t n = ssl_ ? read_tls() : read_plain();
+      if (n <= 0)
+        break;
+      reading_ = false; // until read_more()
+      if (handler_)
+        handler_->on_data({buffer_.data(), static_cast<size_t>(n)});
+    }
+    in_read_ = false;
+    if (can_read())
+      loop().post([self = shared_from_this()] { self->read(); });
+  }
+
+  /// Bytes read; 0 when there are none for now; -1 after shutting down.
+  ssize_t read_plain() {
+    ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), 0);
+    if (n > 0) {
+      if (static_cast<size_t>(n) < buffer_.size())
+        readable_ = false;
+      return n;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      readable_ = errno == EINTR;
+      return 0;
+    }
+    shutdown(); // end of stream, or the connection broke
+    return -1;
+  }
+
+  ssize_t read_tls() {
+    ERR_clear_error();
+    int n = SSL_read(ssl_, buffer_.data(), static_cast<int>(buffer_.size()));
+    if (n > 0)
+      return n; // OpenSSL may hold more: read until it says WANT_READ
+    switch (SSL_get_error(ssl_, n)) {
+      case SSL_ERROR_WANT_READ:
+        readable_ = false;
+        return 0;
+      case SSL_ERROR_WANT_WRITE:
+        writable_ = false; // retried on the next event
+        return 0;
+      default: // closed, or broken
+        shutdown();
+        return -1;
+    }
+  }
+
+  /// Writes the queue while the socket takes it.
+  void flush() {
+    while (!queue_.empty() && writable_ && !closed_ && !handshaking_) {
+      auto& front = queue_.front();
+      size_t left = front.size() - front_sent_;
+      ssize_t n;
+      if (ssl_) {
+        ERR_clear_error();
+        int r = SSL_write(ssl_, front.data() + front_sent_, static_cast<int>(left));
+        if (r <= 0) {
+          int err = SSL_get_error(ssl_, r);
+          if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
+            writable_ = false;
+            return;
+          }
+          return shutdown();
+        }
+        n = r;
+      } else {
+        n = ::send(fd_, front.data() + front_sent_, left, MSG_NOSIGNAL);
+        if (n < 0) {
+          if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            writable_ = false;
+            return;
+          }
+          if (errno == EINTR)
+            continue;
+          return shutdown();
+        }
+      }
+      pending_.fetch_sub(static_cast<size_t>(n));
+      front_sent_ += static_cast<size_t>(n);
+      if (front_sent_ == front.size()) {
+        queue_.pop_front();
+        front_sent_ = 0;
+      }
+    }
+    if (!queue_.empty() || closed_)
+      return;
+    // Posted, not called: one may write, and flush() may be below it.
+    if (!drained_.empty())
+      loop().post([fns = std::exchange(drained_, {})]() mutable {
+        for (auto& fn : fns)
+          fn();
+      });
+    if (closing_)
+      shutdown();
+    else if (tls_pending_)
+      handshake(); // the 'S' went out in the clear; now TLS
   }
 
   void handshake() {
     tls_pending_ = false;
-    handshaking_ = true; // no read may run beside it
-    tls_.emplace(socket_, *owner_->tls);
-    tls_->async_handshake(
-      asio::ssl::stream_base::server,
-      [self = shared_from_this()](boost::system::error_code ec) {
-        self->handshaking_ = false;
-        if (ec) {
-          spdlog::debug("{}: TLS handshake failed: {}", self->owner_->opts.name,
-                        ec.message());
-          self->shutdown();
-          return;
-        }
-        if (self->handler_)
-          self->handler_->on_tls_ready();
-      });
+    ssl_ = SSL_new(owner_->tls.get());
+    if (!ssl_ || SSL_set_fd(ssl_, fd_) != 1)
+      return shutdown();
+    SSL_set_accept_state(ssl_);
+    SSL_set_mode(ssl_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    handshaking_ = true; // no read or write may run beside it
+    step_handshake();
   }
 
-  void read() {
-    // The handler asks again (read_more) once TLS is up.
-    if (reading_ || closed_ || tls_pending_ || handshaking_)
+  void step_handshake() {
+    ERR_clear_error();
+    int r = SSL_do_handshake(ssl_);
+    if (r == 1) {
+      handshaking_ = false;
+      readable_ = true; // the client's first bytes may have come with it
+      flush();
+      if (handler_)
+        handler_->on_tls_ready();
       return;
-    reading_ = true;
-    auto done = [self = shared_from_this()](boost::system::error_code ec,
-                                            size_t n) {
-      self->reading_ = false;
-      if (ec) {
-        self->shutdown();
+    }
+    switch (SSL_get_error(ssl_, r)) {
+      case SSL_ERROR_WANT_READ:
+        readable_ = false;
         return;
+      case SSL_ERROR_WANT_WRITE:
+        writable_ = false;
+        return;
+      default: {
+        char why[256];
+        ERR_error_string_n(ERR_peek_error(), why, sizeof why);
+        spdlog::debug("{}: TLS handshake failed: {}", owner_->opts.name, why);
+        return shutdown();
       }
-      if (self->handler_)
-        self->handler_->on_data({self->buffer_.data(), n});
-    };
-    if (tls_)
-      tls_->async_read_some(asio::buffer(buffer_), std::move(done));
-    else
-      socket_.async_read_some(asio::buffer(buffer_), std::move(done));
-  }
-
-  void flush() {
-    auto done = [self = shared_from_this()](boost::system::error_code ec,
-                                            size_t) {
-        if (ec) {
-          self->shutdown();
-          return;
-        }
-        self->pending_.fetch_sub(self->queue_.front().size());
-        self->queue_.pop_front();
-        // Posted, not called: one may write, and a write started from in
-        // here would run beside the flush() below.
-        if (self->queue_.empty() && !self->drained_.empty())
-          asio::post(self->socket_.get_executor(),
-                     [fns = std::exchange(self->drained_, {})]() mutable {
-                       for (auto& fn : fns)
-                         fn();
-                     });
-        if (!self->queue_.empty())
-          self->flush();
-        else if (self->closing_)
-          self->shutdown();
-        else if (self->tls_pending_)
-          self->handshake(); // the 'S' went out in the clear; now TLS
-      };
-    if (tls_)
-      asio::async_write(*tls_, asio::buffer(queue_.front()), std::move(done));
-    else
-      asio::async_write(socket_, asio::buffer(queue_.front()), std::move(done));
+    }
   }
 
   void shutdown() {
     if (closed_)
       return;
     closed_ = true;
-    boost::system::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
-    // tls_ lives as long as the connection: a TLS operation may still be
-    // unwinding through it when this runs from its completion handler.
+    watch_.close(); // the descriptor with it
     drained_.clear(); // they hold their session
     held_.clear();
+    queue_.clear();
+    front_sent_ = 0;
     if (auto h = std::exchange(handler_, nullptr))
       h->on_closed();
   }
 
-  tcp::socket socket_;
+  const int fd_;
   std::shared_ptr<listener_state> owner_;
+  io::watch watch_;
   std::shared_ptr<handler> handler_;
   std::array<char, 16384> buffer_;
   std::deque<std::string> queue_;
-  std::string held_; // send()'s bytes, until the round of events ends
-  std::atomic<size_t> pending_{0}; // bytes held, queued and in posted writes
+  size_t front_sent_ = 0; // of queue_.front()
+  std::string held_;      // send()'s bytes, until the round of events ends
+  std::atomic<size_t> pending_{0}; // bytes held and queued
   std::vector<std::function<void()>> drained_;
-  std::optional<asio::ssl::stream<tcp::socket&>> tls_;
+  SSL* ssl_ = nullptr; // once the handshake starts
+  // What epoll said last: the socket may have input, may take output.
+  bool readable_ = true;
+  bool writable_ = true;
+  bool reading_ = false; // the handler wants input
+  bool in_read_ = false;
+  bool started_ = false;
   bool tls_pending_ = false; // start_tls() waits for the 'S' to be sent
   bool handshaking_ = false;
-  bool reading_ = false;
   bool closing_ = false;
   bool closed_ = false;
 };
 
-void hold_until_round_ends(std::shared_ptr<tcp_connection> conn) {
-  auto& round = round_of_this_thread;
-  round.holding.push_back(std::move(conn));
-  if (round.holding.size() > 1)
+void hold_until_round_ends(std::shared_ptr<tcp_connection> conn, io::event_loop& loop) {
+  held_this_round.push_back(std::move(conn));
+  if (held_this_round.size() > 1)
     return;
-  // Posted now, it runs after the handlers already due in this round.
-  asio::post(round.holding.back()->wire_thread(), [] {
-    auto& r = round_of_this_thread;
-    r.releasing.swap(r.holding); // a hold from here on starts the next round
-    for (auto& c : r.releasing)
+  loop.at_round_end([] {
+    auto releasing = std::exchange(held_this_round, {});
+    for (auto& c : releasing)
       c->release_held();
-    r.releasing.clear();
   });
 }
+
+/// A listening socket; accepts on the loop whenever it is readable.
+class acceptor : public io::watcher, public std::enable_shared_from_this<acceptor> {
+public:
+  explicit acceptor(std::shared_ptr<listener_state> state) : state_(std::move(state)) {
+    // nop
+  }
+
+  void bind_and_listen() {
+    const auto& opts = state_->opts;
+    auto fail = [&](const std::string& why) {
+      throw std::runtime_error(opts.name + ": cannot listen on " + opts.address + ":"
+                               + std::to_string(opts.port) + ": " + why);
+    };
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    auto port = std::to_string(opts.port);
+    if (int rc = ::getaddrinfo(opts.address.c_str(), port.c_str(), &hints, &found); rc != 0)
+      fail(::gai_strerror(rc));
+    std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> guard{found, ::freeaddrinfo};
+    int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+      fail(std::strerror(errno));
+    int on = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0
+        || ::listen(fd, SOMAXCONN) != 0) {
+      int err = errno;
+      ::close(fd);
+      fail(std::strerror(err));
+    }
+    listen_fd_ = fd;
+    spdlog::info("{} listening on {}:{}", opts.name, opts.address, opts.port);
+  }
+
+  /// On the wire thread.
+  void start() {
+    started_ = true;
+    watch_ = state_->loop->add(listen_fd_, weak_from_this());
+    if (!watch_)
+      spdlog::error("{}: cannot watch the listening socket", state_->opts.name);
+  }
+
+  ~acceptor() override {
+    if (!started_ && listen_fd_ >= 0)
+      ::close(listen_fd_);
+  }
+
+  /// From any thread.
+  void stop() {
+    state_->loop->dispatch([self = shared_from_this()] { self->watch_.close(); });
+  }
+
+  void on_ready(uint32_t) override {
+    for (;;) {
+      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED)
+          continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+          spdlog::warn("{}: accept failed: {}", state_->opts.name, std::strerror(errno));
+        return; // EMFILE and the like: the next connection tries again
+      }
+      if (state_->connections.load() >= state_->opts.max_connections) {
+        ::close(fd); // over maxConnections: dropped, as QueryFlux does
+        continue;
+      }
+      int on = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+      auto conn = std::make_shared<tcp_connection>(fd, state_);
+      conn->start(state_->factory(conn));
+    }
+  }
+
+private:
+  std::shared_ptr<listener_state> state_;
+  int listen_fd_ = -1; // owned by watch_ once started
+  bool started_ = false;
+  io::watch watch_;
+};
 
 } // namespace
 
 // One thread, as pgbouncer runs one event loop: a PostgreSQL statement on
-// the fast lane never leaves it, and nothing needs a strand.
-struct service::impl : io::listener_group {
-  impl() : listener_group(true) {
-    // nop
-  }
+// the fast lane never leaves it.
+struct service::impl {
+  std::shared_ptr<io::event_loop> loop = io::event_loop::create();
+  std::vector<std::shared_ptr<acceptor>> acceptors;
 };
 
 service::service() : impl_(std::make_unique<impl>()) {
@@ -331,50 +524,30 @@ service::~service() {
 
 void service::listen(const listener_options& opts, handler_factory factory) {
   auto state = std::make_shared<listener_state>();
-  state->wire_thread = &impl_->context();
+  state->loop = impl_->loop;
   state->opts = opts;
   state->factory = std::move(factory);
-  if (!opts.tls_cert_file.empty()) {
-    state->tls = std::make_unique<asio::ssl::context>(
-      asio::ssl::context::tls_server);
-    state->tls->set_options(asio::ssl::context::default_workarounds
-                            | asio::ssl::context::no_sslv2
-                            | asio::ssl::context::no_sslv3
-                            | asio::ssl::context::no_tlsv1
-                            | asio::ssl::context::no_tlsv1_1);
-    try {
-      state->tls->use_certificate_chain_file(opts.tls_cert_file);
-      state->tls->use_private_key_file(opts.tls_key_file,
-                                       asio::ssl::context::pem);
-    } catch (const std::exception& e) {
-      throw std::runtime_error(opts.name + ": cannot load TLS certificate "
-                               "or key: " + e.what());
-    }
-  }
-  impl_->listen(
-    opts.name, opts.address, opts.port,
-    [state](tcp::socket socket) {
-      if (state->connections.load() >= state->opts.max_connections) {
-        // Over maxConnections: the socket is dropped, as QueryFlux does.
-        boost::system::error_code ignored;
-        socket.close(ignored);
-        return;
-      }
-      auto conn = std::make_shared<tcp_connection>(std::move(socket), state);
-      conn->start(state->factory(conn));
-    });
+  if (!opts.tls_cert_file.empty())
+    state->tls = load_tls(opts);
+  auto a = std::make_shared<acceptor>(state);
+  a->bind_and_listen();
+  impl_->loop->dispatch([a] { a->start(); }); // runs once the loop starts
+  impl_->acceptors.push_back(std::move(a));
 }
 
 void service::start() {
-  impl_->start(1);
+  impl_->loop->start();
 }
 
 void service::stop_accepting() {
-  impl_->stop_accepting();
+  for (auto& a : impl_->acceptors)
+    a->stop();
 }
 
 void service::stop() {
-  impl_->stop();
+  stop_accepting();
+  impl_->loop->stop();
+  impl_->acceptors.clear();
 }
 
 } // namespace qf::wire

@@ -1,11 +1,11 @@
-// Plain TCP listeners for the wire protocols (PostgreSQL, MySQL), Asio
-// behind a pimpl (only the executor type shows), all served by one thread.
-// Reading is credit-based: after each chunk delivered, the connection waits
-// for read_more(), so a slow session never buffers a fast client's whole
-// stream.
+// TCP listeners for the wire protocols (PostgreSQL, MySQL), all served by
+// one thread's event loop (io/event_loop), with TLS by OpenSSL on the same
+// sockets. Reading is credit-based: after each chunk delivered, the
+// connection waits for read_more(), so a slow session never buffers a fast
+// client's whole stream.
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
+#include "io/event_loop.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -33,9 +33,9 @@ public:
   /// After what was written, runs the TLS handshake; the handler hears
   /// on_tls_ready() and everything after is encrypted.
   virtual void start_tls() = 0;
-  /// The wire thread's executor, which the handler is called on: work
-  /// posted there never runs beside the handler.
-  virtual boost::asio::any_io_executor executor() = 0;
+  /// The wire thread's loop, which the handler is called on: work posted
+  /// there never runs beside the handler.
+  virtual io::event_loop& loop() = 0;
   /// Bytes written but not sent yet: how far the client lags behind.
   virtual size_t pending_output() const = 0;
   /// Runs fn on the wire thread once everything written so far is sent; never,
