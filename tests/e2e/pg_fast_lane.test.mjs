@@ -616,3 +616,16 @@ test('a relayed Query larger than the socket takes at once goes out whole', T, a
   assert.equal(r.rows[0].tail, 'end');
   assert.equal((await c.query('SELECT 41 + 1 AS n')).rows[0].n, 42); // the connection goes on
 });
+
+test('a statement with a parameter larger than the socket takes at once goes out whole', T, async (t) => {
+  // Parameters take libpq's path (PQsendQueryParams), which must flush
+  // the rest as the backend socket drains, not block the wire thread.
+  const gw = await laneGateway(t, 24130);
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const size = 6 * 1024 * 1024;
+  const r = await c.query('SELECT length($1::text) AS n, $2::text AS tail', ['y'.repeat(size), 'end']);
+  assert.equal(r.rows[0].n, size);
+  assert.equal(r.rows[0].tail, 'end');
+  assert.equal((await c.query('SELECT 41 + $1::int AS n', [1])).rows[0].n, 42);
+});
