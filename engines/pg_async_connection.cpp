@@ -153,6 +153,15 @@ void pg_async_connection::on_ready(uint32_t events) {
   }
 }
 
+void pg_async_connection::read_if_readable() {
+  // Something came while the connection was idle (a server's goodbye,
+  // with no event after it): read it in a moment; else the answer's event
+  // comes. Never inside run() or relay(), whose caller finishes its
+  // bookkeeping after them. The last run's short read left readable_ false.
+  if (readable_)
+    loop_->post([self = shared_from_this()] { self->on_ready(0); });
+}
+
 void pg_async_connection::lose_later(std::string why) {
   loop_->post([self = shared_from_this(), why = std::move(why)] { self->lost(why); });
 }
@@ -187,18 +196,14 @@ void pg_async_connection::flush() {
   waiting_ = waiting::nothing;
   switch (PQflush(conn_)) {
     case 0:
-      // Something came while the connection was idle (a server's goodbye,
-      // with no event after it): read it now; else the answer's event.
       waiting_ = waiting::to_read;
-      if (readable_)
-        read();
-      return;
+      return read_if_readable();
     case 1:
       writable_ = false;
       waiting_ = waiting::to_flush;
       return;
     default:
-      return lost(pq_message(PQerrorMessage(conn_)));
+      return lose_later(pq_message(PQerrorMessage(conn_)));
   }
 }
 
@@ -346,12 +351,8 @@ void pg_async_connection::relay_write() {
     }
     return lose_later(std::strerror(errno)); // never from inside relay()
   }
-  // Something came while the connection was idle (a server's goodbye,
-  // with no event after it): read it now; else the answer's event. The
-  // last run's short read left readable_ false.
   waiting_ = waiting::relay_input;
-  if (readable_)
-    relay_read();
+  read_if_readable();
 }
 
 void pg_async_connection::relay_read() {

@@ -57,7 +57,8 @@ public:
   pg_async_connection(const pg_async_connection&) = delete;
   pg_async_connection& operator=(const pg_async_connection&) = delete;
 
-  /// Runs one statement; its events go to `to`. One run at a time.
+  /// Runs one statement; its events go to `to`, never from inside run()
+  /// or relay(). One run at a time.
   void run(const std::string& sql, const parameters& params,
            std::shared_ptr<pg_async_listener> to);
 
@@ -104,6 +105,8 @@ private:
   void lost(const std::string& why);
   /// Reports lost(why) from the loop, never from inside the caller.
   void lose_later(std::string why);
+  /// Reads what is waiting already, from the loop.
+  void read_if_readable();
   void relay_write();
   void relay_read();
   /// Forwards the whole messages read so far; false once the run ended or

@@ -356,23 +356,26 @@ private:
     auto cluster = gate->second->try_place_newcomer();
     if (!cluster)
       return false; // it queues, on the actor path
-    auto& series = series_for(route.group, cluster);
-    node_->stats->queue_wait(series, 0.0);
-    node_->stats->running_changed(series, 1);
-    node_->in_flight.fetch_add(1);
-    auto ticket = node_->next_ticket.fetch_add(1);
     fast_.emplace();
     auto& st = *fast_;
-    st.id = node_->query_id(ticket, "pg_");
     st.sql = std::move(ev.sql);
     st.route = std::move(route);
     st.cluster = std::move(cluster);
-    summary_->begin(st.id, sql::preview(st.sql, 160), st.route.group, st.cluster->name);
     params_ = std::move(ev.params);
-    if (auto idle = st.cluster->lane->take()) {
+    // The statement leaves first, the bookkeeping follows while the server
+    // works: the backend reports nothing from inside run() or relay().
+    node_->in_flight.fetch_add(1); // before it leaves: a drain waits for it
+    auto idle = st.cluster->lane->take();
+    bool started = idle != nullptr;
+    if (started)
       start_backend(std::move(idle));
+    auto& series = series_for(st.route.group, st.cluster);
+    node_->stats->queue_wait(series, 0.0);
+    node_->stats->running_changed(series, 1);
+    st.id = node_->query_id(node_->next_ticket.fetch_add(1), "pg_");
+    summary_->begin(st.id, sql::preview(st.sql, 160), st.route.group, st.cluster->name);
+    if (started)
       return true;
-    }
     engines::pg_async_connection::open(
       st.cluster->lane->conninfo(), conn_->loop(),
       [weak = weak_from_this(), lane = st.cluster->lane](
