@@ -391,7 +391,8 @@ void pg_async_connection::relay_read() {
 }
 
 bool pg_async_connection::relay_scan() {
-  auto r = pgwire::relay_messages({in_.data(), in_len_});
+  auto& r = relayed_;
+  pgwire::relay_messages({in_.data(), in_len_}, r);
   if (r.fault) {
     lost(r.fault);
     return false;

@@ -8,6 +8,7 @@
 
 #include "engines/engine.hpp"
 #include "io/event_loop.hpp"
+#include "protocols/pgwire/relay.hpp"
 
 #include <functional>
 #include <memory>
@@ -136,6 +137,7 @@ private:
   size_t out_sent_ = 0;
   std::string in_;
   size_t in_len_ = 0;
+  pgwire::relayed relayed_; // what relay_scan() read last; its buffer reused
   int64_t data_rows_ = 0;
   bool in_transaction_ = false; // what the last ReadyForQuery said
 };

@@ -142,13 +142,6 @@ void event_loop::post(task fn) {
   }
 }
 
-void event_loop::dispatch(task fn) {
-  if (in_loop_thread())
-    fn();
-  else
-    post(std::move(fn));
-}
-
 void event_loop::at_round_end(task fn) {
   round_end_.push_back(std::move(fn));
 }

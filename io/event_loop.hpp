@@ -91,8 +91,17 @@ public:
   /// Runs fn on the loop's thread, in the task phase of a round; safe from
   /// any thread. Never runs once the loop stopped.
   void post(task fn);
-  /// Runs fn now on the loop's thread, else posts it.
-  void dispatch(task fn);
+  /// Runs fn now on the loop's thread, else posts it. A template, so that
+  /// the call made on the loop's thread wraps nothing in a task (a
+  /// capture too big for std::function's buffer, as a shared_ptr is,
+  /// would cost an allocation per call).
+  template <class F>
+  void dispatch(F&& fn) {
+    if (in_loop_thread())
+      std::forward<F>(fn)();
+    else
+      post(task(std::forward<F>(fn)));
+  }
   /// On the loop's thread: runs fn once the events of this round were
   /// handed out, before the tasks.
   void at_round_end(task fn);

@@ -51,7 +51,8 @@ std::string node_services::query_id(uint64_t ticket, std::string_view prefix) co
   out.append(prefix).append(stamp).append(counter, 5).append("_").append(node_suffix);
   char digits[20];
   auto end = std::to_chars(digits, digits + sizeof(digits), ticket).ptr;
-  return out.append("_").append(digits, end);
+  out.append("_").append(digits, end);
+  return out; // by name: a returned append() would be copied
 }
 
 std::vector<statement_view> node_services::unfinished_statements() const {

@@ -64,6 +64,7 @@ class tcp_connection;
 /// (pgbench, a pool) takes them in one wake-up, and the peers they wake
 /// find the thread about to sleep rather than preempting its work.
 thread_local std::vector<std::shared_ptr<tcp_connection>> held_this_round;
+thread_local std::vector<std::shared_ptr<tcp_connection>> releasing_this_round;
 
 void hold_until_round_ends(std::shared_ptr<tcp_connection> conn, io::event_loop& loop);
 
@@ -416,9 +417,11 @@ void hold_until_round_ends(std::shared_ptr<tcp_connection> conn, io::event_loop&
   if (held_this_round.size() > 1)
     return;
   loop.at_round_end([] {
-    auto releasing = std::exchange(held_this_round, {});
-    for (auto& c : releasing)
+    // Swapped, not moved out: both keep their capacity for the next rounds.
+    releasing_this_round.swap(held_this_round);
+    for (auto& c : releasing_this_round)
       c->release_held();
+    releasing_this_round.clear();
   });
 }
 

@@ -52,6 +52,15 @@ void query_message(std::string& out, std::string_view sql) {
 
 relayed relay_messages(std::string_view in, uint32_t max_message) {
   relayed r;
+  relay_messages(in, r, max_message);
+  return r;
+}
+
+void relay_messages(std::string_view in, relayed& r, uint32_t max_message) {
+  std::string messages = std::move(r.messages); // its buffer, kept
+  r = relayed{};
+  r.messages = std::move(messages);
+  r.messages.clear();
   r.messages.reserve(in.size());
   size_t pos = 0;
   // Server messages are framed as the client's are, past startup.
@@ -88,7 +97,6 @@ relayed relay_messages(std::string_view in, uint32_t max_message) {
   r.consumed = r.fault ? 0 : pos;
   if (r.fault)
     r.messages.clear();
-  return r;
 }
 
 } // namespace qf::pgwire

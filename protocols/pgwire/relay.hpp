@@ -40,5 +40,8 @@ void query_message(std::string& out, std::string_view sql);
 
 /// Reads `in` as server messages.
 relayed relay_messages(std::string_view in, uint32_t max_message = (1u << 30) + 1024);
+/// The same into `out`, whose buffers are reused (per answer, no allocation).
+void relay_messages(std::string_view in, relayed& out,
+                    uint32_t max_message = (1u << 30) + 1024);
 
 } // namespace qf::pgwire

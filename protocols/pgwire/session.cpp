@@ -627,7 +627,7 @@ void server_session::handle_query(std::string sql) {
   if (suspended_)
     close_suspended(); // one run at a time per session
   query_text_ = std::move(sql);
-  pending_ = sql::split_statements(query_text_);
+  sql::split_statements(query_text_, pending_);
   next_pending_ = 0;
   if (pending_.empty()) {
     empty_query_response(out_);

@@ -60,6 +60,12 @@ size_t skip_noise(std::string_view s, size_t i) {
 
 std::vector<std::string_view> split_statements(std::string_view script) {
   std::vector<std::string_view> out;
+  split_statements(script, out);
+  return out;
+}
+
+void split_statements(std::string_view script, std::vector<std::string_view>& out) {
+  out.clear();
   size_t start = 0;
   size_t i = 0;
   auto flush = [&](size_t end) {
@@ -83,7 +89,6 @@ std::vector<std::string_view> split_statements(std::string_view script) {
     }
   }
   flush(script.size());
-  return out;
 }
 
 std::string leading_keywords(std::string_view statement, size_t count) {

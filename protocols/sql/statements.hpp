@@ -12,6 +12,8 @@ namespace qf::sql {
 /// Splits on top-level semicolons, into views of `script`; empty
 /// statements are dropped.
 std::vector<std::string_view> split_statements(std::string_view script);
+/// The same into `out`, cleared first and its capacity reused.
+void split_statements(std::string_view script, std::vector<std::string_view>& out);
 
 /// The first keyword, uppercased ("SELECT", "WITH", "INSERT"...), skipping
 /// whitespace, comments and opening parentheses.
