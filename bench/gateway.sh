@@ -10,15 +10,30 @@ start_gateway() {
   "${QF_BUILD_DIR:-$root/build}/queryflux" serve --config "$cfg" --log-level warn &
   gateway_pid=$!
   trap 'kill $gateway_pid 2>/dev/null; wait $gateway_pid 2>/dev/null || true; rm -f "$cfg"' EXIT
+  wait_ready "$admin_port"
+}
+
+wait_ready() { # ADMIN_PORT: until the gateway there answers /readyz
   for _ in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:$admin_port/readyz" >/dev/null && return 0
+    curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && return 0
     sleep 0.1
   done
-  echo "bench: the gateway did not become ready" >&2
+  echo "bench: the gateway on admin port $1 did not become ready" >&2
   return 1
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# The server's backends and helpers alive at both ends of a run: it misses
+# backends that exit within the run, which are every backend of direct
+# access and of -C; for the two proxies' pooled backends it is all of them.
+postgres_busy() { # ticks, user plus kernel, of every process named postgres
+  local p t=0
+  for p in $(pgrep -x postgres); do
+    t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
 
 # A gateway with one group, bench, of one cluster, until the script exits.
 # Usage: start_one_cluster_gateway HTTP_PORT ADMIN_PORT FRONTEND_YAML CLUSTER CLUSTER_YAML

@@ -45,12 +45,7 @@ YAML
   "$bin" serve --config "$cfg" --log-level warn &
   served=$!
   pids+=("$served")
-  for _ in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:$((base + 1))/readyz" >/dev/null && return 0
-    sleep 0.1
-  done
-  echo "bench: $bin did not become ready" >&2
-  return 1
+  wait_ready $((base + 1))
 }
 serve "$bin_a" 27080; pid_a=$served
 serve "$bin_b" 27180; pid_b=$served
@@ -58,21 +53,14 @@ pgb_pid=$(pgrep -x pgbouncer | head -1)
 hz=$(getconf CLK_TCK)
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-postgres_ticks() {
-  local p t=0
-  for p in $(pgrep -x postgres); do
-    t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
-  done
-  echo "$t"
-}
 measure() { # port pid -> "tps proxy_us postgres_us pgbench_us"
   local port=$1 pid=$2 x0 x1 g0 g1 out
   x0=$(ticks "$pid")
-  g0=$(postgres_ticks)
+  g0=$(postgres_busy)
   out=$( { /usr/bin/time -f "pgbench-cpu %U %S" pgbench -n -S -c 8 -j 2 "${extra[@]}" -T "$secs" \
              -h 127.0.0.1 -p "$port" -U postgres postgres; } 2>&1)
   x1=$(ticks "$pid")
-  g1=$(postgres_ticks)
+  g1=$(postgres_busy)
   echo "$out" | awk -v x=$((x1 - x0)) -v g=$((g1 - g0)) -v hz="$hz" '
     /^tps/ {tps = $3}
     /actually processed/ {split($NF, a, "/"); tx = a[1]}

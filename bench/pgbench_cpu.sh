@@ -20,16 +20,6 @@ ticks() { # user, kernel; none for direct access, which has no proxy
   if [ -n "$1" ]; then awk '{print $14, $15}' "/proc/$1/stat"; else echo 0 0; fi
 }
 machine_busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
-# The server's backends and helpers alive at both ends of a run: it misses
-# backends that exit within the run, which are every backend of direct
-# access and of -C; for the two proxies' pooled backends it is all of them.
-postgres_busy() { # ticks, user plus kernel, of every process named postgres
-  local p t=0
-  for p in $(pgrep -x postgres); do
-    t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
-  done
-  echo "$t"
-}
 
 measure() { # port pid -> "tps user_us kernel_us pgbench_us machine_us postgres_us"
   local port=$1 pid=$2 u0 s0 u1 s1 m0 m1 p0 p1 out
