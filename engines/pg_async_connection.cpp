@@ -401,6 +401,8 @@ bool pg_async_connection::relay_scan() {
   if (r.error_code && !error_)
     error_ = server_error(*r.error_code, r.error_message);
   bool more = r.messages.empty() || to_->on_relayed(r.messages);
+  if (r.messages.capacity() > 256 * 1024) // after a large row: not kept while pooled
+    r.messages = {};
   std::memmove(in_.data(), in_.data() + r.consumed, in_len_ - r.consumed);
   in_len_ -= r.consumed;
   if (r.need > in_.size())
@@ -410,6 +412,8 @@ bool pg_async_connection::relay_scan() {
     // does (a notification), the connection is not reused.
     broken_ = broken_ || r.trailing;
     in_len_ = 0;
+    if (in_.size() > 1024 * 1024) // grown for a large row: not kept while pooled
+      in_ = {};
     in_transaction_ = *r.ready != 'I';
     running_ = relaying_ = false;
     if (auto to = std::exchange(to_, nullptr))

@@ -629,3 +629,19 @@ test('a statement with a parameter larger than the socket takes at once goes out
   assert.equal(r.rows[0].tail, 'end');
   assert.equal((await c.query('SELECT 41 + $1::int AS n', [1])).rows[0].n, 42);
 });
+
+test('a relayed row far larger than one read comes through whole, and the connection goes on', T, async (t) => {
+  // The relay grows its buffer to hold the whole DataRow, then lets the
+  // grown buffers go before the connection is pooled again.
+  const gw = await laneGateway(t, 24132, { poolSize: 1 });
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const size = 5 * 1024 * 1024;
+  for (let i = 0; i < 2; ++i) {
+    const r = await c.query(`SELECT repeat('z', ${size}) AS v, ${i} AS i`);
+    assert.equal(r.rows[0].v.length, size);
+    assert.equal(r.rows[0].v[size - 1], 'z');
+    assert.equal(r.rows[0].i, i);
+  }
+  assert.equal((await c.query('SELECT 41 + 1 AS n')).rows[0].n, 42);
+});
