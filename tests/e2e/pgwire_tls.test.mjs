@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import pg from 'pg';
 import { startGateway, config, runCli, writeConfig, selfSignedCert } from './support/gateway.mjs';
 
@@ -61,6 +62,48 @@ test('bytes sent in the clear after an SSLRequest are refused', async (t) => {
   });
   assert.match(answer.toString('latin1'), /08P01/);
   assert.equal(psql(ports.pg, 'require', 'SELECT 3').stdout, '3\n');
+});
+
+test('a broken TLS handshake closes only its own connection', async (t) => {
+  // After the 'S': random bytes instead of a ClientHello, and a real
+  // ClientHello from a client that hangs up before the handshake ends.
+  const ports = { trino: 23330, admin: 23331, pg: 23332 };
+  const gw = await startGateway(tlsConfig(ports, selfSignedCert(t)));
+  t.after(() => gw.kill());
+  const sslRequest = Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
+  const closedAfter = (write) => new Promise((resolve) => {
+    const sock = net.connect(ports.pg, '127.0.0.1', () => write(sock));
+    let data = Buffer.alloc(0);
+    sock.on('data', (d) => { data = Buffer.concat([data, d]); });
+    sock.on('close', () => resolve(data));
+    sock.on('error', () => resolve(data));
+    sock.setTimeout(5000, () => { sock.destroy(); resolve(null); });
+  });
+  const junk = Buffer.alloc(64 * 1024);
+  for (let i = 0; i < junk.length; i++) junk[i] = (i * 7919 + 13) & 0xff;
+  const answered = await closedAfter((sock) => {
+    sock.write(sslRequest);
+    sock.once('data', () => sock.write(junk)); // after the 'S'
+  });
+  assert.notEqual(answered, null, 'the gateway closed the connection');
+  assert.equal(String.fromCharCode(answered[0]), 'S');
+
+  const halfway = [];
+  for (let i = 0; i < 20; i++) {
+    halfway.push(new Promise((resolve) => {
+      const sock = net.connect(ports.pg, '127.0.0.1', () => sock.write(sslRequest));
+      sock.once('data', () => {
+        const tls = tlsConnect({ socket: sock, rejectUnauthorized: false });
+        tls.on('error', () => {});
+        tls.once('secureConnect', () => { tls.destroy(); resolve(); });
+        setTimeout(() => { sock.destroy(); resolve(); }, i); // gone mid-handshake
+      });
+      sock.on('error', () => resolve());
+    }));
+  }
+  await Promise.all(halfway);
+  for (let i = 0; i < 3; i++)
+    assert.equal(psql(ports.pg, 'require', `SELECT ${i}`).stdout, `${i}\n`);
 });
 
 test('a TLS section needs both files, and an unreadable certificate stops serve', () => {
