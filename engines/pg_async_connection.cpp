@@ -322,6 +322,20 @@ bool pg_async_connection::relay_capable() const {
 
 void pg_async_connection::relay(const std::string& sql,
                                 std::shared_ptr<pg_async_listener> to) {
+  begin_relay(std::move(to));
+  pgwire::query_message(out_, sql);
+  relay_write();
+}
+
+void pg_async_connection::relay_extended(const std::string& sql, const parameters& params,
+                                         const std::vector<int16_t>& result_formats,
+                                         bool describe, std::shared_ptr<pg_async_listener> to) {
+  begin_relay(std::move(to));
+  pgwire::extended_messages(out_, sql, params, result_formats, describe);
+  relay_write();
+}
+
+void pg_async_connection::begin_relay(std::shared_ptr<pg_async_listener> to) {
   to_ = std::move(to);
   running_ = relaying_ = true;
   paused_ = false;
@@ -329,8 +343,6 @@ void pg_async_connection::relay(const std::string& sql,
   error_.reset();
   out_.clear();
   out_sent_ = 0;
-  pgwire::query_message(out_, sql);
-  relay_write();
 }
 
 void pg_async_connection::relay_write() {

@@ -68,6 +68,12 @@ public:
   /// a PostgreSQL client, whose messages these already are. Without TLS to
   /// the server only (relay_capable()), since the bytes pass beside libpq.
   void relay(const std::string& sql, std::shared_ptr<pg_async_listener> to);
+  /// The same for a client's Execute: the statement goes out in the
+  /// extended protocol (pgwire::extended_messages), and the server's
+  /// answer, but for ParseComplete and BindComplete, comes back as bytes.
+  void relay_extended(const std::string& sql, const parameters& params,
+                      const std::vector<int16_t>& result_formats, bool describe,
+                      std::shared_ptr<pg_async_listener> to);
 
   /// The connection's socket carries the protocol in the clear.
   bool relay_capable() const;
@@ -108,6 +114,7 @@ private:
   void lose_later(std::string why);
   /// Reads what is waiting already, from the loop.
   void read_if_readable();
+  void begin_relay(std::shared_ptr<pg_async_listener> to);
   void relay_write();
   void relay_read();
   /// Forwards the whole messages read so far; false once the run ended or

@@ -218,7 +218,8 @@ private:
         break;
       handle(*ev);
     }
-    flush_output();
+    if (!busy() || session_.output_due()) // else it goes with the run's answer
+      flush_output();
     if (session_.closing()) {
       conn_->close();
       return;
@@ -401,14 +402,18 @@ private:
     return true;
   }
 
-  /// A simple Query's statement is relayed: the server's messages are
-  /// already what the client reads (as pgbouncer passes them on).
+  /// A statement is relayed where it can be (a simple Query's, an
+  /// Execute without a row limit): the server's messages are already what
+  /// the client reads, as pgbouncer passes them on.
   void start_backend(std::shared_ptr<engines::pg_async_connection> conn) {
     backend_ = std::move(conn);
-    if (params_.empty() && session_.relayable() && backend_->relay_capable())
-      backend_->relay(fast_->sql, shared_from_this());
-    else
+    if (!session_.relayable() || !backend_->relay_capable())
       backend_->run(fast_->sql, params_, shared_from_this());
+    else if (session_.relay_extended())
+      backend_->relay_extended(fast_->sql, params_, session_.relay_result_formats(),
+                               session_.relay_describes(), shared_from_this());
+    else
+      backend_->relay(fast_->sql, shared_from_this());
   }
 
   /// After output was added: a small result leaves with its end in one

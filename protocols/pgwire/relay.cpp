@@ -50,6 +50,72 @@ void query_message(std::string& out, std::string_view sql) {
   out += '\0';
 }
 
+namespace {
+
+/// A message of the given tag: its length is written once the body is.
+class message_writer {
+public:
+  message_writer(std::string& out, char tag) : out_(out) {
+    out_ += tag;
+    at_ = out_.size();
+    put_be_u32(out_, 0);
+  }
+  ~message_writer() {
+    auto length = static_cast<uint32_t>(out_.size() - at_);
+    for (int i = 0; i < 4; ++i)
+      out_[at_ + i] = static_cast<char>((length >> (24 - 8 * i)) & 0xff);
+  }
+  message_writer(const message_writer&) = delete;
+  message_writer& operator=(const message_writer&) = delete;
+
+private:
+  std::string& out_;
+  size_t at_;
+};
+
+} // namespace
+
+void extended_messages(std::string& out, std::string_view sql,
+                       const std::vector<std::optional<std::string>>& params,
+                       const std::vector<int16_t>& result_formats, bool describe) {
+  {
+    message_writer parse{out, 'P'};
+    out += '\0'; // the unnamed statement
+    out += sql;
+    out += '\0';
+    byte_writer::put_be_u16(out, 0); // no parameter types: the server infers them
+  }
+  {
+    message_writer bind{out, 'B'};
+    out += '\0'; // the unnamed portal
+    out += '\0'; // of the unnamed statement
+    byte_writer::put_be_u16(out, 0); // every parameter as text
+    byte_writer::put_be_u16(out, static_cast<uint16_t>(params.size()));
+    for (const auto& p : params) {
+      if (!p) {
+        put_be_u32(out, 0xFFFFFFFF); // -1: NULL
+        continue;
+      }
+      put_be_u32(out, static_cast<uint32_t>(p->size()));
+      out += *p;
+    }
+    byte_writer::put_be_u16(out, static_cast<uint16_t>(result_formats.size()));
+    for (auto f : result_formats)
+      byte_writer::put_be_u16(out, static_cast<uint16_t>(f));
+  }
+  if (describe) {
+    message_writer d{out, 'D'};
+    out += 'P';
+    out += '\0';
+  }
+  {
+    message_writer execute{out, 'E'};
+    out += '\0';
+    put_be_u32(out, 0); // no row limit
+  }
+  message_writer sync{out, 'S'};
+}
+
 relayed relay_messages(std::string_view in, uint32_t max_message) {
   relayed r;
   relay_messages(in, r, max_message);
@@ -86,6 +152,8 @@ void relay_messages(std::string_view in, relayed& r, uint32_t max_message) {
       r.fault = "COPY is not supported through QueryFlux";
       break;
     }
+    if (f.tag == '1' || f.tag == '2') // answered by the session already
+      continue;
     if (f.tag == 'E') {
       read_error(f.body, r, r.messages);
     } else {

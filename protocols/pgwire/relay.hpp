@@ -11,11 +11,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace qf::pgwire {
 
 struct relayed {
-  /// For the client: whole messages, ReadyForQuery excluded.
+  /// For the client: whole messages, ReadyForQuery, ParseComplete and
+  /// BindComplete excluded.
   std::string messages;
   /// Input bytes taken: whole messages, through ReadyForQuery if it came.
   size_t consumed = 0;
@@ -37,6 +39,16 @@ struct relayed {
 
 /// Appends the simple Query message that sends `sql` to the server.
 void query_message(std::string& out, std::string_view sql);
+
+/// Appends one statement in the extended protocol: Parse and Bind of the
+/// unnamed statement and portal (parameters as text, NULL when empty,
+/// their types left to the server), Describe of the portal if `describe`,
+/// Execute without a row limit, and Sync. The server's ParseComplete and
+/// BindComplete are dropped by relay_messages(); the rest is what a
+/// client that bound and executed a portal reads.
+void extended_messages(std::string& out, std::string_view sql,
+                       const std::vector<std::optional<std::string>>& params,
+                       const std::vector<int16_t>& result_formats, bool describe);
 
 /// Reads `in` as server messages.
 relayed relay_messages(std::string_view in, uint32_t max_message = (1u << 30) + 1024);

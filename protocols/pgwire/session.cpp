@@ -143,6 +143,7 @@ void server_session::send_ready() {
     parameter_status(out_, name, value);
   reports_.clear();
   ready_for_query(out_, transaction_status());
+  output_due_ = true;
 }
 
 char server_session::transaction_status() const {
@@ -248,7 +249,11 @@ void server_session::process() {
       send_ready();
       continue;
     }
-    if (skip_to_sync_ || std::holds_alternative<flush>(*msg))
+    if (std::holds_alternative<flush>(*msg)) {
+      output_due_ = !out_.empty();
+      continue;
+    }
+    if (skip_to_sync_)
       continue;
     if (auto* q = std::get_if<query>(&*msg)) {
       handle_query(std::move(q->sql));
@@ -860,6 +865,13 @@ void server_session::complete(int64_t affected_rows) {
 void server_session::relay_end(bool failed) {
   if (state_ != state::running)
     return;
+  if (extended_) {
+    after_statement(!failed);
+    if (failed) // the relayed ErrorResponse told the client
+      skip_to_sync_ = true;
+    finish_extended();
+    return;
+  }
   after_statement(!failed);
   if (!failed)
     return next_statement();

@@ -122,16 +122,42 @@ public:
   void fail(const error_fields& e);
 
   // -- a result relayed as the server wrote it -------------------------------
-  // For a PostgreSQL backend, a statement of a simple Query may skip
-  // columns()/rows()/complete(): the driver appends the server's own
-  // RowDescription, DataRows, CommandComplete or ErrorResponse, then says
-  // how it ended; the session writes ReadyForQuery and goes on.
+  // For a PostgreSQL backend, a statement may skip columns()/rows()/
+  // complete(): the driver appends the server's own RowDescription,
+  // DataRows, CommandComplete or ErrorResponse, then says how it ended;
+  // the session writes ReadyForQuery (simple Query) or goes on to the
+  // client's Sync (extended protocol).
 
-  /// The running statement came in a simple Query (text results, no
-  /// Describe, no row limit): its result may be relayed.
+  /// The running statement's result may be relayed: a statement of a
+  /// simple Query, or an Execute without a row limit (with or without the
+  /// Describe of its portal), not our own Describe probe.
   bool relayable() const {
-    return state_ == state::running && !extended_ && !describing_ && row_limit_ == 0;
+    return state_ == state::running && !describing_ && row_limit_ == 0
+           && (!extended_ || send_rows_);
   }
+  /// Whether the relayed run is an Execute, which the backend must get in
+  /// the extended protocol, with these two.
+  bool relay_extended() const {
+    return extended_;
+  }
+  bool relay_describes() const {
+    return send_description_;
+  }
+  const std::vector<int16_t>& relay_result_formats() const {
+    return result_formats_;
+  }
+  /// The output holds what must go now: a ReadyForQuery, or what came
+  /// before a client's Flush. The rest (ParseComplete and BindComplete
+  /// before a run) may wait for the run's answer, as PostgreSQL buffers
+  /// its output until Sync, so the client reads one batch in one wake-up.
+  bool output_due() const {
+    return output_due_;
+  }
+  void clear_output() {
+    sans_io_session::clear_output();
+    output_due_ = false;
+  }
+
   void relay(std::string_view server_messages) {
     out_.append(server_messages);
   }
@@ -219,6 +245,7 @@ private:
   // and how the running statement answers.
   std::map<std::string, prepared_statement> statements_;
   std::map<std::string, portal> portals_;
+  bool output_due_ = false;      // see output_due()
   bool extended_ = false;        // the running statement came from Execute
   bool send_description_ = true; // RowDescription (simple query, Describe)
   bool send_rows_ = true;        // false for a Describe without Execute

@@ -520,9 +520,9 @@ test("a simple Query's result is relayed as the server wrote it", T, async (t) =
   assert.equal((await c.query('SELECT 2 AS two')).rows[0].two, 2);
 });
 
-test('a parameterized result read through libpq streams in order while the client pauses', T, async (t) => {
-  // Parameters take the parsed path, whose rows are re-encoded; a pause
-  // and resume there must not interleave two writes to the client.
+test('a parameterized result relayed in the extended protocol streams in order while the client pauses', T, async (t) => {
+  // A pause and resume of the relay must not interleave two writes to the
+  // client, nor lose or repeat a row.
   const gw = await laneGateway(t, 24122);
   const raw = rawClient(gw.pgPort);
   gw.defer(() => raw.sock.destroy());
@@ -545,16 +545,16 @@ test('a parameterized result read through libpq streams in order while the clien
 });
 
 test('a backend that dies mid-statement fails that statement only', T, async (t) => {
-  // Relayed (simple Query) and parsed (parameters) alike: the client gets
+  // A simple Query and an Execute with parameters alike: the client gets
   // an error, its session and the slot survive, the next statement runs.
   const gw = await laneGateway(t, 24124, { maxRunningQueries: 1 });
   const c = await connected(gw);
   gw.defer(() => c.end());
   const d = await direct();
   gw.defer(() => d.end());
-  // Relayed, the client reads the server's own reason (57P01, told as an
-  // ERROR); through libpq, which sees the socket close, 08006.
-  const cases = [['SELECT pg_sleep(20) AS relayed', [], '57P01'], ['SELECT pg_sleep($1::int) AS parsed', [20], '08006']];
+  // Both relayed: the client reads the server's own reason (57P01, told
+  // as an ERROR).
+  const cases = [['SELECT pg_sleep(20) AS simple', [], '57P01'], ['SELECT pg_sleep($1::int) AS extended', [20], '57P01']];
   for (const [sql, params, code] of cases) {
     const pending = c.query(sql, params).then(() => null, (e) => e);
     let pid;

@@ -1,7 +1,10 @@
 // Reading a server's answer for relay: whole messages only, DataRows
 // counted, the first error read and its position dropped, ReadyForQuery
-// ending the answer, COPY and malformed lengths refused.
+// ending the answer, COPY and malformed lengths refused; and the
+// extended-protocol request a relayed Execute sends.
 #include "protocols/pgwire/relay.hpp"
+
+#include "protocols/pgwire/frontend.hpp"
 
 #include <gtest/gtest.h>
 
@@ -83,4 +86,66 @@ TEST(pgwire_relay, a_fatal_error_is_relayed_as_an_error) {
   EXPECT_EQ(*r.error_code, "57P01");
   std::string kept("SERROR\0VERROR\0C57P01\0Mterminating connection\0\0", 46);
   EXPECT_EQ(r.messages, message('E', kept));
+}
+
+TEST(pgwire_relay, parse_and_bind_complete_are_dropped_the_rest_of_an_execute_passes) {
+  // The session answered Parse and Bind itself; the server's answer to our
+  // own Parse and Bind must not reach the client twice.
+  const std::string description = message('T', std::string("\0\0", 2));
+  auto in = message('1', "") + message('2', "") + description + row + done + z();
+  auto r = relay_messages(in);
+  EXPECT_EQ(r.messages, description + row + done);
+  EXPECT_EQ(r.data_rows, 1);
+  EXPECT_EQ(r.consumed, in.size());
+  ASSERT_TRUE(r.ready);
+}
+
+TEST(pgwire_relay, a_result_reused_for_the_next_answer_starts_afresh) {
+  qf::pgwire::relayed r;
+  auto failed = message('E', std::string("SERROR\0C42P01\0Mno table\0\0", 26)) + z();
+  relay_messages(failed, r);
+  ASSERT_TRUE(r.error_code);
+  relay_messages(row + done + z(), r);
+  EXPECT_FALSE(r.error_code);
+  EXPECT_TRUE(r.error_message.empty());
+  EXPECT_EQ(r.messages, row + done);
+  EXPECT_EQ(r.data_rows, 1);
+}
+
+TEST(pgwire_relay, an_execute_goes_out_as_parse_bind_describe_execute_sync) {
+  // Read back with the frontend's own decoder, as the server reads it.
+  std::string out;
+  qf::pgwire::extended_messages(out, "SELECT $1, $2", {std::string("a\0b", 3), std::nullopt},
+                                {1}, true);
+  std::vector<qf::pgwire::message> got;
+  std::string_view rest = out;
+  while (!rest.empty()) {
+    qf::pgwire::frame f;
+    auto d = qf::pgwire::next_frame(rest, false, 1 << 20, f);
+    ASSERT_EQ(d.status, qf::pgwire::decode_status::ok);
+    auto m = qf::pgwire::parse_message(f);
+    ASSERT_TRUE(m) << "tag " << f.tag;
+    got.push_back(*m);
+    rest.remove_prefix(d.consumed);
+  }
+  ASSERT_EQ(got.size(), 5u);
+  auto& p = std::get<qf::pgwire::parse>(got[0]);
+  EXPECT_EQ(p.statement, "");
+  EXPECT_EQ(p.sql, "SELECT $1, $2");
+  EXPECT_TRUE(p.param_types.empty());
+  auto& b = std::get<qf::pgwire::bind>(got[1]);
+  EXPECT_EQ(b.portal, "");
+  EXPECT_TRUE(b.param_formats.empty()); // all text
+  ASSERT_EQ(b.params.size(), 2u);
+  EXPECT_EQ(b.params[0], std::string("a\0b", 3));
+  EXPECT_FALSE(b.params[1]); // NULL
+  EXPECT_EQ(b.result_formats, std::vector<int16_t>{1});
+  auto& d = std::get<qf::pgwire::describe>(got[2]);
+  EXPECT_EQ(d.kind, 'P');
+  EXPECT_EQ(std::get<qf::pgwire::execute>(got[3]).max_rows, 0);
+  EXPECT_TRUE(std::holds_alternative<qf::pgwire::sync>(got[4]));
+
+  std::string without;
+  qf::pgwire::extended_messages(without, "SELECT 1", {}, {}, false);
+  EXPECT_EQ(without.find("D\0\0\0\6P", 0, 7), std::string::npos); // no Describe
 }
