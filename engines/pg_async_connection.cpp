@@ -154,10 +154,10 @@ void pg_async_connection::on_ready(uint32_t events) {
 }
 
 void pg_async_connection::read_if_readable() {
-  // Something came while the connection was idle (a server's goodbye,
-  // with no event after it): read it in a moment; else the answer's event
-  // comes. Never inside run() or relay(), whose caller finishes its
-  // bookkeeping after them. The last run's short read left readable_ false.
+  // What epoll will not announce again (a server's goodbye that came while
+  // the connection was idle, input libpq left unread): read it in a
+  // moment; else the next event comes. Never inside run() or relay(),
+  // whose caller finishes its bookkeeping after them.
   if (readable_)
     loop_->post([self = shared_from_this()] { self->on_ready(0); });
 }
@@ -225,8 +225,7 @@ void pg_async_connection::read() {
   // arrives from now on: ask the socket.
   readable_ = ready_now(PQsocket(conn_), false);
   waiting_ = waiting::to_read;
-  if (readable_)
-    loop_->post([self = shared_from_this()] { self->on_ready(0); });
+  read_if_readable();
 }
 
 bool pg_async_connection::drain_results() {
@@ -297,7 +296,7 @@ bool pg_async_connection::drain_results() {
   if (!PQisBusy(conn_)) { // more results are complete already
     waiting_ = waiting::to_read;
     readable_ = true;
-    loop_->post([self = shared_from_this()] { self->on_ready(0); });
+    read_if_readable();
     return false;
   }
   return true;

@@ -112,7 +112,7 @@ private:
   void lost(const std::string& why);
   /// Reports lost(why) from the loop, never from inside the caller.
   void lose_later(std::string why);
-  /// Reads what is waiting already, from the loop.
+  /// Reads what is waiting already (readable_), from the loop.
   void read_if_readable();
   void begin_relay(std::shared_ptr<pg_async_listener> to);
   void relay_write();

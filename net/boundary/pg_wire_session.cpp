@@ -409,7 +409,7 @@ private:
     backend_ = std::move(conn);
     if (!session_.relayable() || !backend_->relay_capable())
       backend_->run(fast_->sql, params_, shared_from_this());
-    else if (session_.relay_extended())
+    else if (session_.relays_an_execute())
       backend_->relay_extended(fast_->sql, params_, session_.relay_result_formats(),
                                session_.relay_describes(), shared_from_this());
     else

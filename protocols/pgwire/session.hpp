@@ -137,7 +137,7 @@ public:
   }
   /// Whether the relayed run is an Execute, which the backend must get in
   /// the extended protocol, with these two.
-  bool relay_extended() const {
+  bool relays_an_execute() const {
     return extended_;
   }
   bool relay_describes() const {

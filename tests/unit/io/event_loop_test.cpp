@@ -238,7 +238,9 @@ TEST(event_loop, stopping_drops_what_was_posted_even_tasks_that_post_again) {
   loop->start();
   loop->stop();
   std::atomic<int> ran{0};
-  loop->post([&] { ++ran; });
+  auto capture = std::make_shared<int>(0);
+  loop->post([&ran, capture] { ++ran; });
+  EXPECT_EQ(capture.use_count(), 1) << "a task posted after stop() is kept";
   EXPECT_EQ(ran, 0);
 
   auto other = io::event_loop::create();
