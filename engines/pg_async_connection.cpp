@@ -127,6 +127,8 @@ bool pg_async_connection::start() {
 void pg_async_connection::on_ready(uint32_t events) {
   if (events & io::input_events)
     readable_ = true;
+  if (events & io::hang_up_events)
+    hung_up_ = true;
   if (events & io::output_events)
     writable_ = true;
   if (!running_ || paused_)
@@ -328,9 +330,17 @@ void pg_async_connection::relay(const std::string& sql,
 
 void pg_async_connection::relay_extended(const std::string& sql, const parameters& params,
                                          const std::vector<int16_t>& result_formats,
-                                         bool describe, std::shared_ptr<pg_async_listener> to) {
+                                         bool describe, bool prepared,
+                                         std::shared_ptr<pg_async_listener> to) {
   begin_relay(std::move(to));
-  pgwire::extended_messages(out_, sql, params, result_formats, describe);
+  pgwire::statement_ref statement;
+  if (prepared) {
+    auto use = statements_.prepare(out_, sql);
+    statement = {use.name, use.parse};
+    if (use.parse)
+      parsing_ = sql;
+  }
+  pgwire::extended_messages(out_, sql, params, result_formats, describe, statement);
   relay_write();
 }
 
@@ -340,6 +350,7 @@ void pg_async_connection::begin_relay(std::shared_ptr<pg_async_listener> to) {
   paused_ = false;
   data_rows_ = 0;
   error_.reset();
+  parsing_.clear();
   out_.clear();
   out_sent_ = 0;
 }
@@ -390,8 +401,9 @@ void pg_async_connection::relay_read() {
       waiting_ = waiting::relay_input;
       return;
     }
-    // A short read emptied the socket: the rest is announced by epoll.
-    readable_ = static_cast<size_t>(n) == room;
+    // A short read emptied the socket: the rest is announced by epoll,
+    // but for the end of the stream, which it announced already.
+    readable_ = static_cast<size_t>(n) == room || hung_up_;
     in_len_ += static_cast<size_t>(n);
     if (!relay_scan())
       return;
@@ -409,6 +421,8 @@ bool pg_async_connection::relay_scan() {
     return false;
   }
   data_rows_ += r.data_rows;
+  if (r.parse_complete)
+    parsing_.clear(); // prepared: a later error leaves it so
   if (r.error_code && !error_)
     error_ = server_error(*r.error_code, r.error_message);
   bool more = r.messages.empty() || to_->on_relayed(r.messages);
@@ -427,6 +441,8 @@ bool pg_async_connection::relay_scan() {
       in_ = {};
     in_transaction_ = *r.ready != 'I';
     running_ = relaying_ = false;
+    if (error_)
+      forget_failed_statement(*error_);
     if (auto to = std::exchange(to_, nullptr))
       to->on_relay_done(data_rows_, error_ ? &*error_ : nullptr);
     return false;
@@ -438,6 +454,14 @@ bool pg_async_connection::relay_scan() {
     return false;
   }
   return true;
+}
+
+void pg_async_connection::forget_failed_statement(const engine_error& e) {
+  if (e.sqlstate() == "26000") // a name of ours is gone: DEALLOCATE, DISCARD
+    statements_.forget_all();
+  else if (!parsing_.empty()) // its Parse failed
+    statements_.failed(parsing_);
+  parsing_.clear();
 }
 
 void pg_async_connection::end_run() {

@@ -9,6 +9,7 @@
 #include "engines/engine.hpp"
 #include "io/event_loop.hpp"
 #include "protocols/pgwire/relay.hpp"
+#include "protocols/pgwire/server_statements.hpp"
 
 #include <functional>
 #include <memory>
@@ -71,9 +72,17 @@ public:
   /// The same for a client's Execute: the statement goes out in the
   /// extended protocol (pgwire::extended_messages), and the server's
   /// answer, but for ParseComplete and BindComplete, comes back as bytes.
+  /// A `prepared` statement (the client named it) is kept prepared on
+  /// this connection (pgwire::server_statements), so that the server
+  /// plans it once; any other goes as the unnamed statement.
   void relay_extended(const std::string& sql, const parameters& params,
                       const std::vector<int16_t>& result_formats, bool describe,
-                      std::shared_ptr<pg_async_listener> to);
+                      bool prepared, std::shared_ptr<pg_async_listener> to);
+
+  /// The statements this connection holds prepared for clients.
+  const pgwire::server_statements& prepared_statements() const {
+    return statements_;
+  }
 
   /// The connection's socket carries the protocol in the clear.
   bool relay_capable() const;
@@ -120,6 +129,8 @@ private:
   /// Forwards the whole messages read so far; false once the run ended or
   /// paused.
   bool relay_scan();
+  /// A relay failed: its statement may not be prepared as we think.
+  void forget_failed_statement(const engine_error& e);
 
   pg_conn* conn_;
   std::shared_ptr<io::event_loop> loop_;
@@ -127,6 +138,7 @@ private:
   // What epoll said last: the socket may have input, may take output.
   bool readable_ = true;
   bool writable_ = true;
+  bool hung_up_ = false; // epoll said the server closed its end
   waiting waiting_ = waiting::nothing;
   std::shared_ptr<pg_async_listener> to_;
   std::vector<column> columns_;
@@ -147,6 +159,10 @@ private:
   pgwire::relayed relayed_; // what relay_scan() read last; its buffer reused
   int64_t data_rows_ = 0;
   bool in_transaction_ = false; // what the last ReadyForQuery said
+  pgwire::server_statements statements_;
+  // The SQL of a statement the running relay prepares, until the server
+  // says it did.
+  std::string parsing_;
 };
 
 } // namespace qf::engines

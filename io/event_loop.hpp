@@ -30,6 +30,10 @@ namespace qf::io {
 /// error or a hang-up counts as both, so that the next call reports it.
 constexpr uint32_t input_events = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
 constexpr uint32_t output_events = EPOLLOUT | EPOLLHUP | EPOLLERR;
+/// The peer closed its end, or the connection broke. Input that came
+/// before is read first, and a read that comes back short has not reached
+/// the end: read on until it does, as no further event will say so.
+constexpr uint32_t hang_up_events = EPOLLRDHUP | EPOLLHUP | EPOLLERR;
 
 /// Told what epoll reported for a descriptor it watches.
 class watcher {

@@ -411,7 +411,8 @@ private:
       backend_->run(fast_->sql, params_, shared_from_this());
     else if (session_.relays_an_execute())
       backend_->relay_extended(fast_->sql, params_, session_.relay_result_formats(),
-                               session_.relay_describes(), shared_from_this());
+                               session_.relay_describes(),
+                               session_.relays_a_named_statement(), shared_from_this());
     else
       backend_->relay(fast_->sql, shared_from_this());
   }

@@ -187,6 +187,8 @@ public:
       return;
     if (events & io::input_events)
       readable_ = true;
+    if (events & io::hang_up_events)
+      hung_up_ = true;
     if (events & io::output_events)
       writable_ = true;
     if (handshaking_)
@@ -257,7 +259,7 @@ private:
   ssize_t read_plain() {
     ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), 0);
     if (n > 0) {
-      if (static_cast<size_t>(n) < buffer_.size())
+      if (static_cast<size_t>(n) < buffer_.size() && !hung_up_)
         readable_ = false;
       return n;
     }
@@ -265,7 +267,10 @@ private:
       readable_ = errno == EINTR;
       return 0;
     }
-    shutdown(); // end of stream, or the connection broke
+    if (n == 0)
+      end_of_input();
+    else
+      shutdown(); // the connection broke
     return -1;
   }
 
@@ -281,7 +286,10 @@ private:
       case SSL_ERROR_WANT_WRITE:
         writable_ = false; // retried on the next event
         return 0;
-      default: // closed, or broken
+      case SSL_ERROR_ZERO_RETURN:
+        end_of_input();
+        return -1;
+      default: // broken
         shutdown();
         return -1;
     }
@@ -376,6 +384,14 @@ private:
     }
   }
 
+  /// The client ended its side of the stream. It may still read: what it
+  /// is owed goes out, as far as the socket takes it now, then the
+  /// connection closes (an answer held for the round's end was lost).
+  void end_of_input() {
+    release_held();
+    shutdown();
+  }
+
   void shutdown() {
     if (closed_)
       return;
@@ -402,6 +418,7 @@ private:
   SSL* ssl_ = nullptr; // once the handshake starts
   // What epoll said last: the socket may have input, may take output.
   bool readable_ = true;
+  bool hung_up_ = false; // epoll said the client closed its end
   bool writable_ = true;
   bool reading_ = false; // the handler wants input
   bool in_read_ = false;

@@ -77,10 +77,12 @@ private:
 
 void extended_messages(std::string& out, std::string_view sql,
                        const std::vector<std::optional<std::string>>& params,
-                       const std::vector<int16_t>& result_formats, bool describe) {
-  {
+                       const std::vector<int16_t>& result_formats, bool describe,
+                       statement_ref statement) {
+  if (statement.parse) {
     message_writer parse{out, 'P'};
-    out += '\0'; // the unnamed statement
+    out += statement.name;
+    out += '\0';
     out += sql;
     out += '\0';
     byte_writer::put_be_u16(out, 0); // no parameter types: the server infers them
@@ -88,7 +90,8 @@ void extended_messages(std::string& out, std::string_view sql,
   {
     message_writer bind{out, 'B'};
     out += '\0'; // the unnamed portal
-    out += '\0'; // of the unnamed statement
+    out += statement.name;
+    out += '\0';
     byte_writer::put_be_u16(out, 0); // every parameter as text
     byte_writer::put_be_u16(out, static_cast<uint16_t>(params.size()));
     for (const auto& p : params) {
@@ -114,6 +117,13 @@ void extended_messages(std::string& out, std::string_view sql,
     put_be_u32(out, 0); // no row limit
   }
   message_writer sync{out, 'S'};
+}
+
+void close_statement_message(std::string& out, std::string_view name) {
+  message_writer close{out, 'C'};
+  out += 'S';
+  out += name;
+  out += '\0';
 }
 
 relayed relay_messages(std::string_view in, uint32_t max_message) {
@@ -152,8 +162,10 @@ void relay_messages(std::string_view in, relayed& r, uint32_t max_message) {
       r.fault = "COPY is not supported through QueryFlux";
       break;
     }
-    if (f.tag == '1' || f.tag == '2') // answered by the session already
+    if (f.tag == '1' || f.tag == '2' || f.tag == '3') { // ours, or answered already
+      r.parse_complete = r.parse_complete || f.tag == '1';
       continue;
+    }
     if (f.tag == 'E') {
       read_error(f.body, r, r.messages);
     } else {

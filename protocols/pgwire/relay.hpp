@@ -16,8 +16,8 @@
 namespace qf::pgwire {
 
 struct relayed {
-  /// For the client: whole messages, ReadyForQuery, ParseComplete and
-  /// BindComplete excluded.
+  /// For the client: whole messages, ReadyForQuery, ParseComplete,
+  /// BindComplete and CloseComplete excluded.
   std::string messages;
   /// Input bytes taken: whole messages, through ReadyForQuery if it came.
   size_t consumed = 0;
@@ -27,6 +27,8 @@ struct relayed {
   std::string error_message;
   /// ReadyForQuery's transaction status ('I', 'T', 'E'): the answer ended.
   std::optional<char> ready;
+  /// A ParseComplete came: the statement parsed was prepared.
+  bool parse_complete = false;
   /// Bytes arrived after ReadyForQuery (a notification).
   bool trailing = false;
   /// The server sent what cannot be relayed: a malformed or oversized
@@ -40,15 +42,29 @@ struct relayed {
 /// Appends the simple Query message that sends `sql` to the server.
 void query_message(std::string& out, std::string_view sql);
 
-/// Appends one statement in the extended protocol: Parse and Bind of the
-/// unnamed statement and portal (parameters as text, NULL when empty,
-/// their types left to the server), Describe of the portal if `describe`,
-/// Execute without a row limit, and Sync. The server's ParseComplete and
-/// BindComplete are dropped by relay_messages(); the rest is what a
+/// The server statement an Execute runs: the unnamed one, parsed in the
+/// same batch, or one of ours (server_statements), parsed only when the
+/// server does not hold it yet.
+struct statement_ref {
+  std::string_view name;
+  bool parse = true;
+};
+
+/// Appends one statement in the extended protocol: Parse (unless the
+/// server holds the statement) and Bind of the statement into the unnamed
+/// portal (parameters as text, NULL when empty, their types left to the
+/// server), Describe of the portal if `describe`, Execute without a row
+/// limit, and Sync. The server's ParseComplete, BindComplete and
+/// CloseComplete are dropped by relay_messages(); the rest is what a
 /// client that bound and executed a portal reads.
 void extended_messages(std::string& out, std::string_view sql,
                        const std::vector<std::optional<std::string>>& params,
-                       const std::vector<int16_t>& result_formats, bool describe);
+                       const std::vector<int16_t>& result_formats, bool describe,
+                       statement_ref statement = {});
+
+/// Appends a Close of the named server statement (the server answers
+/// CloseComplete, also when it has no such statement).
+void close_statement_message(std::string& out, std::string_view name);
 
 /// Reads `in` as server messages.
 relayed relay_messages(std::string_view in, uint32_t max_message = (1u << 30) + 1024);

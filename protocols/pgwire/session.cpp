@@ -324,7 +324,8 @@ void server_session::handle_bind(bind& b) {
                                     + " parameters"));
     return;
   }
-  portal p{stmt->second.sql, std::move(b.params), std::move(b.result_formats)};
+  portal p{stmt->second.sql, std::move(b.params), std::move(b.result_formats),
+           !b.statement.empty()};
   for (size_t i = 0; i < p.params.size(); ++i) {
     auto format = formats.empty() ? 0 : formats.size() == 1 ? formats[0]
                                                             : formats[i];
@@ -454,6 +455,7 @@ void server_session::handle_execute(const std::string& portal_name,
   rows_sent_ = 0;
   dml_count_.reset();
   result_formats_ = p->second.result_formats;
+  named_statement_ = p->second.named_statement;
   if (sql::split_statements(current_).empty()) {
     if (describe_first)
       no_data(out_);

@@ -140,6 +140,11 @@ public:
   bool relays_an_execute() const {
     return extended_;
   }
+  /// The Execute's portal was bound from a statement the client named:
+  /// one it means to run again, which the backend may keep prepared.
+  bool relays_a_named_statement() const {
+    return named_statement_;
+  }
   bool relay_describes() const {
     return send_description_;
   }
@@ -177,6 +182,7 @@ private:
     std::string sql;
     std::vector<std::optional<std::string>> params;
     std::vector<int16_t> result_formats;
+    bool named_statement = false;
   };
 
   void process();
@@ -247,6 +253,7 @@ private:
   std::map<std::string, portal> portals_;
   bool output_due_ = false;      // see output_due()
   bool extended_ = false;        // the running statement came from Execute
+  bool named_statement_ = false; // ... of a portal of a named statement
   bool send_description_ = true; // RowDescription (simple query, Describe)
   bool send_rows_ = true;        // false for a Describe without Execute
   std::vector<int16_t> result_formats_;

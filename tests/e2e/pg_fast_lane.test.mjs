@@ -645,3 +645,81 @@ test('a relayed row far larger than one read comes through whole, and the connec
   }
   assert.equal((await c.query('SELECT 41 + 1 AS n')).rows[0].n, 42);
 });
+
+test("clients' named statements are prepared once per backend, under the gateway's own names", T, async (t) => {
+  // One backend serves every client: the same name in two sessions for two
+  // texts must not meet there, and one text under two names is one
+  // server statement, planned once.
+  const gw = await laneGateway(t, 24134, { poolSize: 1, maxRunningQueries: 1 });
+  const [a, b] = [await connected(gw), await connected(gw)];
+  gw.defer(() => a.end());
+  gw.defer(() => b.end());
+  for (let i = 0; i < 3; ++i) {
+    const [ra, rb] = await Promise.all([
+      a.query({ name: 'q', text: 'SELECT $1::int + 1 AS n', values: [i] }),
+      b.query({ name: 'q', text: 'SELECT $1::int + 2 AS n', values: [i] }),
+    ]);
+    assert.equal(ra.rows[0].n, i + 1);
+    assert.equal(rb.rows[0].n, i + 2);
+  }
+  assert.equal((await b.query({ name: 'other', text: 'SELECT $1::int + 1 AS n', values: [9] })).rows[0].n, 10);
+  // An unnamed statement is not kept.
+  assert.equal((await a.query('SELECT $1::int + 3 AS n', [1])).rows[0].n, 4);
+
+  // A statement that fails to parse is not taken for prepared; nor is one
+  // that fails while it runs dropped.
+  await assert.rejects(a.query({ name: 'bad', text: 'SELECT * FROM qf_no_such_table WHERE 1 = $1', values: [1] }),
+    (e) => e.code === '42P01');
+  await assert.rejects(b.query({ name: 'div', text: 'SELECT 1 / $1::int AS n', values: [0] }),
+    (e) => e.code === '22012');
+  assert.equal((await b.query({ name: 'div', text: 'SELECT 1 / $1::int AS n', values: [1] })).rows[0].n, 1);
+
+  const held = await a.query('SELECT name, statement FROM pg_prepared_statements ORDER BY statement');
+  assert.deepEqual(held.rows.map((r) => r.statement), [
+    'SELECT $1::int + 1 AS n', 'SELECT $1::int + 2 AS n', 'SELECT 1 / $1::int AS n',
+  ]);
+  assert.ok(held.rows.every((r) => /^qf_s\d+$/.test(r.name)), JSON.stringify(held.rows));
+});
+
+/// A PostgreSQL message: tag, length, body.
+function pgMessage(tag, body) {
+  const head = Buffer.alloc(5);
+  head.write(tag, 0, 'latin1');
+  head.writeUInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+test('a client that sends its last Query and hangs up at once gets its answer, then its connection closes', T, async (t) => {
+  // The Query and the end of the stream arrive in one event: a read that
+  // comes back short has not reached the end, which no later event
+  // announces. Missed, the connection stayed open, holding a slot of
+  // maxConnections (1 here) for good.
+  const gw = await laneGateway(t, 24136);
+  const cfgPort = gw.pgPort;
+  const params = Buffer.from('user\0postgres\0database\0postgres\0\0', 'latin1');
+  const startup = Buffer.alloc(8);
+  startup.writeUInt32BE(8 + params.length, 0);
+  startup.writeUInt32BE(196608, 4);
+  for (let round = 0; round < 5; ++round) {
+    const got = await new Promise((resolve) => {
+      const sock = net.connect(cfgPort, '127.0.0.1');
+      let data = Buffer.alloc(0);
+      let asked = false;
+      const timer = setTimeout(() => { sock.destroy(); resolve({ data, closed: false }); }, 5000);
+      sock.on('connect', () => sock.write(Buffer.concat([startup, params])));
+      sock.on('data', (d) => {
+        data = Buffer.concat([data, d]);
+        if (!asked && data.includes(Buffer.from('Z\0\0\0\x05I', 'latin1'))) {
+          asked = true;
+          data = Buffer.alloc(0);
+          sock.end(pgMessage('Q', Buffer.from('SELECT 41 + 1 AS n\0', 'latin1')));
+        }
+      });
+      sock.on('error', () => {});
+      sock.on('close', () => { clearTimeout(timer); resolve({ data, closed: true }); });
+    });
+    assert.ok(got.data.includes(Buffer.from("42")), `round ${round}: no answer (closed: ${got.closed}), got ${JSON.stringify(got.data.toString("latin1"))}`);
+    assert.equal(got.data.subarray(-6).toString('latin1'), 'Z\0\0\0\x05I', `round ${round}: no ReadyForQuery`);
+    assert.ok(got.closed, `round ${round}: the gateway kept the half-closed connection open`);
+  }
+});

@@ -1,8 +1,10 @@
 // The fast lane's libpq path (run()), which the e2e tests reach no more
 // now that Execute is relayed: used for a Describe without Execute and
-// for servers reached over TLS. Against the real PostgreSQL the test
+// for servers reached over TLS; and what a relay keeps prepared on the
+// server for clients' named statements. Against the real PostgreSQL the test
 // command starts (QF_PG_URL), on a real event loop.
 #include "engines/pg_async_connection.hpp"
+#include "protocols/pgwire/frontend.hpp"
 
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
@@ -67,6 +69,57 @@ struct collector : pg_async_listener, std::enable_shared_from_this<collector> {
   io::event_loop* conn_loop = nullptr;
 };
 
+/// Collects a relayed run: the server's messages as bytes.
+struct relay_collector : pg_async_listener {
+  std::string messages;
+  int64_t data_rows = 0;
+  std::string error_code;
+  std::promise<void> done;
+
+  void on_columns(std::vector<column>) override {
+    ADD_FAILURE() << "a relay reports bytes";
+  }
+  bool on_rows(row_batch&) override {
+    ADD_FAILURE() << "a relay reports bytes";
+    return true;
+  }
+  void on_done(int64_t) override {
+    ADD_FAILURE() << "a relay reports bytes";
+  }
+  void on_failed(const engine_error& e) override {
+    error_code = e.sqlstate();
+    done.set_value();
+  }
+  bool on_relayed(std::string_view m) override {
+    messages.append(m);
+    return true;
+  }
+  void on_relay_done(int64_t rows, const engine_error* e) override {
+    data_rows = rows;
+    if (e)
+      error_code = e->sqlstate();
+    done.set_value();
+  }
+
+  /// The first column of the first DataRow, as text.
+  std::string first_cell() const {
+    std::string_view rest = messages;
+    while (!rest.empty()) {
+      qf::pgwire::frame f;
+      auto d = qf::pgwire::next_frame(rest, false, 1 << 30, f);
+      if (d.status != qf::pgwire::decode_status::ok)
+        break;
+      if (f.tag == 'D' && f.body.size() >= 6) {
+        auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(f.body[i])); };
+        uint32_t len = b(2) << 24 | b(3) << 16 | b(4) << 8 | b(5);
+        return len == 0xFFFFFFFF ? "NULL" : std::string{f.body.substr(6, len)};
+      }
+      rest.remove_prefix(d.consumed);
+    }
+    return "(no row)";
+  }
+};
+
 class pg_async_connection_test : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -101,6 +154,32 @@ protected:
     loop_->post([&, c] { conn_->run(sql, params, c); });
     EXPECT_EQ(finished.wait_for(30s), std::future_status::ready) << sql;
     return c;
+  }
+
+  /// Relays a simple Query, or with `prepared` set (a client's named
+  /// statement) an Execute, and waits for its end.
+  std::shared_ptr<relay_collector> relay(const std::string& sql, parameters params = {},
+                                         bool prepared = false) {
+    auto c = std::make_shared<relay_collector>();
+    auto finished = c->done.get_future();
+    loop_->post([&, c] {
+      if (params.empty() && !prepared)
+        conn_->relay(sql, c);
+      else
+        conn_->relay_extended(sql, params, {}, false, prepared, c);
+    });
+    EXPECT_EQ(finished.wait_for(30s), std::future_status::ready) << sql;
+    return c;
+  }
+  std::shared_ptr<relay_collector> relay_named(const std::string& sql, parameters params) {
+    return relay(sql, std::move(params), true);
+  }
+
+  /// What the connection's server session holds prepared, by name.
+  std::string server_prepared() {
+    return relay("SELECT coalesce(string_agg(name || '=' || statement, ';' ORDER BY name), '') "
+                 "FROM pg_prepared_statements")
+      ->first_cell();
   }
 
   std::shared_ptr<io::event_loop> loop_;
@@ -160,5 +239,116 @@ TEST_F(pg_async_connection_test, a_backend_terminated_mid_statement_fails_it_wit
   ASSERT_TRUE(terminated);
   ASSERT_EQ(finished.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(c->error_code, "08006");
+  EXPECT_FALSE(conn_->reusable());
+}
+
+TEST_F(pg_async_connection_test, a_named_statement_is_prepared_on_the_server_once) {
+  conn_ = open();
+  ASSERT_TRUE(conn_);
+  const std::string sql = "SELECT $1::int * 2";
+  auto first = relay_named(sql, {"21"});
+  EXPECT_EQ(first->error_code, "");
+  EXPECT_EQ(first->first_cell(), "42");
+  auto second = relay_named(sql, {"5"});
+  EXPECT_EQ(second->first_cell(), "10");
+  EXPECT_EQ(server_prepared(), "qf_s1=" + sql);
+  // An unnamed one stays unnamed: planned afresh, as the client asked.
+  EXPECT_EQ(relay("SELECT $1::int + 1", {"1"})->first_cell(), "2");
+  EXPECT_EQ(server_prepared(), "qf_s1=" + sql);
+  EXPECT_TRUE(conn_->reusable());
+}
+
+TEST_F(pg_async_connection_test, a_statement_that_failed_to_parse_is_parsed_again_later) {
+  conn_ = open();
+  ASSERT_TRUE(conn_);
+  const std::string sql = "SELECT a FROM qf_created_later WHERE a = $1::int";
+  EXPECT_EQ(relay_named(sql, {"1"})->error_code, "42P01");
+  EXPECT_EQ(conn_->prepared_statements().size(), 0u);
+  EXPECT_EQ(relay("CREATE TEMP TABLE qf_created_later AS SELECT 1 AS a")->error_code, "");
+  auto found = relay_named(sql, {"1"});
+  EXPECT_EQ(found->error_code, "");
+  EXPECT_EQ(found->first_cell(), "1");
+  EXPECT_EQ(server_prepared(), "qf_s2=" + sql); // qf_s1 was never made
+}
+
+TEST_F(pg_async_connection_test, an_error_at_execution_keeps_the_statement_prepared) {
+  conn_ = open();
+  ASSERT_TRUE(conn_);
+  const std::string sql = "SELECT 10 / $1::int";
+  EXPECT_EQ(relay_named(sql, {"0"})->error_code, "22012");
+  EXPECT_EQ(relay_named(sql, {"5"})->first_cell(), "2");
+  EXPECT_EQ(server_prepared(), "qf_s1=" + sql);
+}
+
+TEST_F(pg_async_connection_test, statements_past_capacity_are_closed_on_the_server) {
+  conn_ = open();
+  ASSERT_TRUE(conn_);
+  const size_t n = qf::pgwire::server_statements::default_capacity + 5;
+  for (size_t i = 0; i < n; ++i)
+    ASSERT_EQ(relay_named("SELECT " + std::to_string(i) + " + $1::int", {"0"})->first_cell(),
+              std::to_string(i));
+  EXPECT_EQ(relay("SELECT count(*) FROM pg_prepared_statements")->first_cell(),
+            std::to_string(qf::pgwire::server_statements::default_capacity));
+  // The least recent went: the first is parsed again, under a new name.
+  EXPECT_EQ(relay_named("SELECT 0 + $1::int", {"0"})->first_cell(), "0");
+  EXPECT_EQ(relay("SELECT count(*) FROM pg_prepared_statements WHERE statement = "
+                  "'SELECT 0 + $1::int'")
+              ->first_cell(),
+            "1");
+}
+
+TEST_F(pg_async_connection_test, names_deallocated_behind_our_back_are_prepared_again) {
+  conn_ = open();
+  ASSERT_TRUE(conn_);
+  const std::string sql = "SELECT $1::text";
+  EXPECT_EQ(relay_named(sql, {"a"})->first_cell(), "a");
+  // Sessions answer DEALLOCATE themselves; a relayed one can only come from
+  // elsewhere, as this one: the next run finds its statement gone...
+  EXPECT_EQ(relay("DEALLOCATE ALL")->error_code, "");
+  EXPECT_EQ(relay_named(sql, {"b"})->error_code, "26000");
+  // ... and the one after runs.
+  EXPECT_EQ(relay_named(sql, {"c"})->first_cell(), "c");
+  EXPECT_EQ(relay("SELECT count(*) FROM pg_prepared_statements")->first_cell(), "1");
+}
+
+TEST_F(pg_async_connection_test, a_server_error_and_hang_up_read_in_one_event_end_the_relay) {
+  // The server says why and closes while the loop is busy elsewhere: epoll
+  // then announces both at once, and the read that takes the error comes
+  // back short with the end of the stream still to read. A relay that took
+  // the short read for "nothing more" waited forever for an event that had
+  // come already, holding its client's slot.
+  conn_ = open();
+  ASSERT_TRUE(conn_);
+  auto c = std::make_shared<relay_collector>();
+  auto finished = c->done.get_future();
+  const std::string sql = "SELECT pg_sleep(20) AS in_one_event";
+  loop_->post([&, c] { conn_->relay(sql, c); });
+
+  PGconn* admin = PQconnectdb(server_url().c_str());
+  ASSERT_EQ(PQstatus(admin), CONNECTION_OK);
+  std::string pid;
+  for (int i = 0; i < 100 && pid.empty(); ++i) {
+    PGresult* res = PQexec(admin, ("SELECT pid FROM pg_stat_activity WHERE state = 'active' "
+                                   "AND query = '" + sql + "'").c_str());
+    if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+      pid = PQgetvalue(res, 0, 0);
+    PQclear(res);
+    if (pid.empty())
+      std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_FALSE(pid.empty());
+  std::promise<void> busy;
+  loop_->post([&] {
+    busy.set_value();
+    std::this_thread::sleep_for(500ms); // the error and the hang-up arrive meanwhile
+  });
+  busy.get_future().wait();
+  PGresult* res = PQexec(admin, ("SELECT pg_terminate_backend(" + pid + ")").c_str());
+  EXPECT_EQ(PQresultStatus(res), PGRES_TUPLES_OK);
+  PQclear(res);
+  PQfinish(admin);
+  ASSERT_EQ(finished.wait_for(10s), std::future_status::ready)
+    << "the relay missed the server's hang-up";
+  EXPECT_EQ(c->error_code, "57P01");
   EXPECT_FALSE(conn_->reusable());
 }

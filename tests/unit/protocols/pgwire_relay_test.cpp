@@ -88,12 +88,14 @@ TEST(pgwire_relay, a_fatal_error_is_relayed_as_an_error) {
   EXPECT_EQ(r.messages, message('E', kept));
 }
 
-TEST(pgwire_relay, parse_and_bind_complete_are_dropped_the_rest_of_an_execute_passes) {
+TEST(pgwire_relay, parse_bind_and_close_complete_are_dropped_the_rest_of_an_execute_passes) {
   // The session answered Parse and Bind itself; the server's answer to our
-  // own Parse and Bind must not reach the client twice.
+  // own Close, Parse and Bind must not reach the client.
   const std::string description = message('T', std::string("\0\0", 2));
-  auto in = message('1', "") + message('2', "") + description + row + done + z();
+  auto in = message('3', "") + message('1', "") + message('2', "") + description + row
+            + done + z();
   auto r = relay_messages(in);
+  EXPECT_TRUE(r.parse_complete);
   EXPECT_EQ(r.messages, description + row + done);
   EXPECT_EQ(r.data_rows, 1);
   EXPECT_EQ(r.consumed, in.size());
