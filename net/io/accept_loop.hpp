@@ -4,8 +4,11 @@
 // include only from Asio translation units.
 #pragma once
 
+#include "io/spare_descriptor.hpp"
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <spdlog/spdlog.h>
 
@@ -63,7 +66,7 @@ public:
   /// Each socket comes on a strand of its own.
   accept_loop(asio::io_context& ioc, const std::string& name,
               const std::string& address, uint16_t port, OnSocket on_socket)
-    : ioc_(ioc), acceptor_(asio::make_strand(ioc_)),
+    : ioc_(ioc), acceptor_(asio::make_strand(ioc_)), name_(name),
       on_socket_(std::move(on_socket)) {
     try {
       tcp::endpoint ep{asio::ip::make_address(address), port};
@@ -71,6 +74,7 @@ public:
       acceptor_.set_option(asio::socket_base::reuse_address(true));
       acceptor_.bind(ep);
       acceptor_.listen(asio::socket_base::max_listen_connections);
+      acceptor_.native_non_blocking(true); // for spare_descriptor's accept
     } catch (const std::exception& e) {
       throw std::runtime_error(name + ": cannot listen on " + address + ":"
                                + std::to_string(port) + ": " + e.what());
@@ -85,6 +89,7 @@ public:
   void stop() {
     asio::post(acceptor_.get_executor(), [self = this->shared_from_this()] {
       boost::system::error_code ignored;
+      self->retry_.cancel();
       self->acceptor_.close(ignored);
     });
   }
@@ -98,16 +103,41 @@ private:
         if (ec == asio::error::operation_aborted || !self->acceptor_.is_open())
           return;
         if (!ec) {
+          self->out_of_descriptors_ = false;
           socket.set_option(tcp::no_delay(true), ec);
           self->on_socket_(std::move(socket));
+          return self->accept();
         }
-        self->accept();
+        if (self->out_of_descriptors(ec) && self->spare_.turn_away_one(self->acceptor_.native_handle()))
+          return self->accept();
+        self->accept_later(); // an error that trying at once would only repeat
       });
+  }
+
+  bool out_of_descriptors(const boost::system::error_code& ec) {
+    if (ec != asio::error::no_descriptors
+        && ec != boost::system::errc::too_many_files_open_in_system)
+      return false;
+    if (!std::exchange(out_of_descriptors_, true))
+      spdlog::warn("{}: out of file descriptors: turning connections away", name_);
+    return true;
+  }
+
+  void accept_later() {
+    retry_.expires_after(std::chrono::milliseconds(100));
+    retry_.async_wait([self = this->shared_from_this()](boost::system::error_code ec) {
+      if (!ec && self->acceptor_.is_open())
+        self->accept();
+    });
   }
 
   asio::io_context& ioc_;
   tcp::acceptor acceptor_;
+  asio::steady_timer retry_{acceptor_.get_executor()};
+  std::string name_;
   OnSocket on_socket_;
+  spare_descriptor spare_;
+  bool out_of_descriptors_ = false;
 };
 
 /// Listeners on one io_context: what the HTTP and the wire services are

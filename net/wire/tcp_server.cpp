@@ -2,6 +2,8 @@
 // event loop: plain sockets, and TLS by OpenSSL on the same descriptor.
 #include "net/wire/tcp_server.hpp"
 
+#include "io/spare_descriptor.hpp"
+
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -503,10 +505,14 @@ public:
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED)
           continue;
+        if ((errno == EMFILE || errno == ENFILE) && turn_away_one())
+          continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK)
           spdlog::warn("{}: accept failed: {}", state_->opts.name, std::strerror(errno));
-        return; // EMFILE and the like: the next connection tries again
+        return; // ENOMEM and the like: the next connection tries again
       }
+      if (std::exchange(out_of_descriptors_, false))
+        spdlog::info("{}: accepting connections again", state_->opts.name);
       if (state_->connections.load() >= state_->opts.max_connections) {
         ::close(fd); // over maxConnections: dropped, as QueryFlux does
         continue;
@@ -519,10 +525,20 @@ public:
   }
 
 private:
+  /// Out of descriptors: the connection waiting first is turned away.
+  bool turn_away_one() {
+    if (!std::exchange(out_of_descriptors_, true))
+      spdlog::warn("{}: out of file descriptors: turning connections away",
+                   state_->opts.name);
+    return spare_.turn_away_one(listen_fd_);
+  }
+
   std::shared_ptr<listener_state> state_;
   int listen_fd_ = -1; // owned by watch_ once started
   bool started_ = false;
   io::watch watch_;
+  io::spare_descriptor spare_;
+  bool out_of_descriptors_ = false;
 };
 
 } // namespace

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { readdirSync, readlinkSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import pg from 'pg';
 import {
   startGateway, config, parseMetrics, metricValue, waitFor, sleep,
@@ -722,4 +723,43 @@ test('a client that sends its last Query and hangs up at once gets its answer, t
     assert.equal(got.data.subarray(-6).toString('latin1'), 'Z\0\0\0\x05I', `round ${round}: no ReadyForQuery`);
     assert.ok(got.closed, `round ${round}: the gateway kept the half-closed connection open`);
   }
+});
+
+test('out of file descriptors, the gateway turns new connections away at once and serves again after', T, async (t) => {
+  // A connection that cannot be accepted (EMFILE) waits in the backlog for
+  // an edge that only a newer connection brings (the wire listeners), or
+  // the acceptor spins (the HTTP ones). With a spare descriptor let go, it
+  // is accepted and closed: its client hears at once.
+  const gw = await laneGateway(t, 24138);
+  // The limit bounds descriptor numbers; below the highest, some are free.
+  const fds = readdirSync(`/proc/${gw.pid}/fd`).map(Number);
+  const limit = Math.max(Math.max(...fds) + 1, fds.length + 4);
+  const free = limit - fds.length;
+  const soft = readFileSync(`/proc/${gw.pid}/limits`, 'utf8').match(/Max open files\s+(\d+)/)[1];
+  execFileSync('prlimit', [`--pid=${gw.pid}`, `--nofile=${limit}:`]); // the soft limit
+  const sockets = [];
+  const tried = { wire: free + 6, http: 6 };
+  const turnedAway = { wire: 0, http: 0 };
+  for (const [kind, port] of [['wire', gw.pgPort], ['http', 24138]]) {
+    for (let i = 0; i < tried[kind]; ++i) {
+      const s = net.connect(port, '127.0.0.1');
+      s.on('error', () => {});
+      s.on('close', () => { turnedAway[kind] += 1; });
+      sockets.push(s);
+      gw.defer(() => s.destroy());
+      if (kind === 'wire') await new Promise((r) => { s.once('connect', r); s.once('close', r); });
+    }
+  }
+  await waitFor(async () => turnedAway.wire > 0 && turnedAway.http > 0,
+    { timeoutMs: 3000, what: 'connections turned away' }).catch(() => {});
+  assert.ok(turnedAway.wire > 0 && turnedAway.http > 0,
+    `connections past the limit wait in the backlog: ${JSON.stringify(turnedAway)}`);
+  assert.ok(turnedAway.wire < tried.wire, `no wire connection was served within the limit: ${JSON.stringify(turnedAway)}`);
+
+  for (const s of sockets) s.destroy();
+  execFileSync('prlimit', [`--pid=${gw.pid}`, `--nofile=${soft}:`]);
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  assert.equal((await c.query('SELECT 41 + 1 AS n')).rows[0].n, 42);
+  assert.equal((await fetch('http://127.0.0.1:24138/readyz')).status, 200);
 });
