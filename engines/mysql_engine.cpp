@@ -5,89 +5,16 @@
 // run in UTC so that TIMESTAMP values arrive in canonical form.
 #include "engines/mysql_engine.hpp"
 
+#include "engines/mysql_client.hpp"
 #include "protocols/common/hex.hpp"
-#include "protocols/sql/placeholders.hpp"
-
-#include <mysql.h>
 
 #include <atomic>
-#include <cstring>
+#include <functional>
 #include <mutex>
 
 namespace qf::engines {
 
 namespace {
-
-constexpr unsigned binary_charset = 63;
-
-error_kind classify(unsigned code) {
-  switch (code) {
-    case 1317: // ER_QUERY_INTERRUPTED
-    case 1927: // ER_CONNECTION_KILLED
-      return error_kind::cancelled;
-    case 1064: // ER_PARSE_ERROR
-    case 1065: // ER_EMPTY_QUERY
-      return error_kind::syntax;
-    default:
-      // 2xxx are the client library's own: the connection is gone.
-      return code >= 2000 && code < 3000 ? error_kind::internal : error_kind::user;
-  }
-}
-
-engine_error mysql_failure(MYSQL* conn) {
-  auto code = mysql_errno(conn);
-  return engine_error(classify(code), mysql_error(conn), mysql_sqlstate(conn),
-                      static_cast<int32_t>(code));
-}
-
-sql_type map_type(const MYSQL_FIELD& f) {
-  bool is_unsigned = (f.flags & UNSIGNED_FLAG) != 0;
-  auto fraction = static_cast<uint8_t>(f.decimals <= 6 ? f.decimals : 0);
-  switch (f.type) {
-    case MYSQL_TYPE_TINY:
-      return {is_unsigned ? type_id::smallint : type_id::tinyint};
-    case MYSQL_TYPE_SHORT:
-    case MYSQL_TYPE_YEAR:
-      return {is_unsigned ? type_id::integer : type_id::smallint};
-    case MYSQL_TYPE_INT24:
-      return {type_id::integer};
-    case MYSQL_TYPE_LONG:
-      return {is_unsigned ? type_id::bigint : type_id::integer};
-    case MYSQL_TYPE_LONGLONG:
-      return is_unsigned ? sql_type{type_id::decimal, 20, 0}
-                         : sql_type{type_id::bigint};
-    case MYSQL_TYPE_FLOAT:
-      return {type_id::real};
-    case MYSQL_TYPE_DOUBLE:
-      return {type_id::double_precision};
-    case MYSQL_TYPE_DECIMAL:
-    case MYSQL_TYPE_NEWDECIMAL: {
-      // length counts the digits plus a sign and a point.
-      auto digits = f.length - (f.decimals > 0 ? 1 : 0) - (is_unsigned ? 0 : 1);
-      return {type_id::decimal, static_cast<uint8_t>(digits > 0 && digits <= 65 ? digits : 65),
-              static_cast<uint8_t>(f.decimals <= 38 ? f.decimals : 0)};
-    }
-    case MYSQL_TYPE_DATE:
-    case MYSQL_TYPE_NEWDATE:
-      return {type_id::date};
-    case MYSQL_TYPE_TIME:
-      return {type_id::time, fraction};
-    case MYSQL_TYPE_DATETIME:
-      return {type_id::timestamp, fraction};
-    case MYSQL_TYPE_TIMESTAMP:
-      return {type_id::timestamp_tz, fraction};
-    case MYSQL_TYPE_JSON:
-      return {type_id::json};
-    case MYSQL_TYPE_BIT:
-    case MYSQL_TYPE_GEOMETRY:
-      return {type_id::varbinary};
-    case MYSQL_TYPE_NULL:
-      return {type_id::unknown};
-    default:
-      // CHAR, VARCHAR, TEXT, BLOB, ENUM, SET: bytes when the charset is binary.
-      return {f.charsetnr == binary_charset ? type_id::varbinary : type_id::varchar};
-  }
-}
 
 class mysql_cursor : public cursor {
 public:
@@ -101,7 +28,7 @@ public:
     auto n = mysql_num_fields(res_);
     auto* fields = mysql_fetch_fields(res_);
     for (unsigned i = 0; i < n; ++i)
-      columns_.push_back({fields[i].name, map_type(fields[i])});
+      columns_.push_back({fields[i].name, mysql_column_type(fields[i])});
   }
 
   ~mysql_cursor() override {
@@ -161,7 +88,7 @@ public:
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
     ensure_connected();
-    auto text = params.empty() ? sql : with_literals(sql, params);
+    auto text = params.empty() ? sql : mysql_with_literals(conn_, sql, params);
     if (mysql_real_query(conn_, text.data(), text.size()) != 0)
       throw failure();
     auto* res = mysql_use_result(conn_);
@@ -176,38 +103,10 @@ public:
     auto id = thread_id_.load();
     if (id == 0)
       return;
-    std::string why;
-    auto* killer = open(target_, why);
-    if (!killer)
-      return;
-    auto kill = "KILL QUERY " + std::to_string(id);
-    mysql_real_query(killer, kill.data(), kill.size());
-    mysql_close(killer);
+    mysql_kill_query(target_, id);
   }
 
 private:
-  /// A fresh handle, or nullptr with the reason in `why`.
-  static MYSQL* open(const mysql_target& t, std::string& why) {
-    auto* conn = mysql_init(nullptr);
-    if (!conn) {
-      why = "out of memory";
-      return nullptr;
-    }
-    unsigned timeout = 10;
-    mysql_optionsv(conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-    mysql_optionsv(conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    mysql_optionsv(conn, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
-    if (!mysql_real_connect(conn, t.host.c_str(), t.user.c_str(),
-                            t.password.c_str(),
-                            t.database.empty() ? nullptr : t.database.c_str(),
-                            t.port, nullptr, 0)) {
-      why = mysql_error(conn);
-      mysql_close(conn);
-      return nullptr;
-    }
-    return conn;
-  }
-
   engine_error failure() {
     auto err = mysql_failure(conn_);
     if (err.kind() == error_kind::internal) {
@@ -223,31 +122,10 @@ private:
     if (conn_)
       return;
     std::string why;
-    conn_ = open(target_, why);
+    conn_ = mysql_connect_blocking(target_, why);
     if (!conn_)
       throw engine_error(error_kind::internal, "cannot connect to MySQL: " + why);
     thread_id_ = mysql_thread_id(conn_);
-  }
-
-  std::string with_literals(const std::string& sql, const parameters& params) {
-    return sql::replace_placeholders(
-      sql, sql::placeholder_style::dollar, [&](size_t n) -> std::string {
-        if (n == 0 || n > params.size())
-          throw engine_error(error_kind::user,
-                             "there is no parameter $" + std::to_string(n),
-                             "42P02");
-        const auto& value = params[n - 1];
-        if (!value)
-          return "NULL";
-        if (sql::is_plain_integer(*value))
-          return *value;
-        std::string out(value->size() * 2 + 3, '\0');
-        out[0] = '\'';
-        auto len = mysql_real_escape_string(conn_, out.data() + 1, value->data(),
-                                            value->size());
-        out.resize(len + 1);
-        return out + '\'';
-      });
   }
 
   mysql_target target_;

@@ -1,0 +1,115 @@
+// A MariaDB Connector/C connection in non-blocking mode (the _start/_cont
+// calls), driven by readiness on the event loop it was opened on, as
+// pg_async_connection is for PostgreSQL: the statement goes out and its
+// rows come back on the wire thread, with no thread of its own and no
+// actor between. The first step of the MySQL wire fast lane
+// (docs/architecture.md).
+#pragma once
+
+#include "engines/engine.hpp"
+#include "engines/mysql_engine.hpp"
+#include "io/event_loop.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+struct st_mysql;
+struct st_mysql_res;
+
+namespace qf::engines {
+
+/// What a run reports, on the connection's loop, never from inside run().
+class mysql_async_listener {
+public:
+  virtual ~mysql_async_listener() = default;
+  /// Once per run that returns rows, before them (also when there are none).
+  virtual void on_columns(std::vector<column> cols) = 0;
+  /// Some rows; return false to pause reading until resume().
+  virtual bool on_rows(row_batch& rows) = 0;
+  /// The run ended; affected_rows for a statement without a result.
+  virtual void on_done(int64_t affected_rows) = 0;
+  virtual void on_failed(const engine_error& e) = 0;
+};
+
+class mysql_async_connection : public io::watcher,
+                               public std::enable_shared_from_this<mysql_async_connection> {
+public:
+  using opened
+    = std::function<void(std::shared_ptr<mysql_async_connection>, std::string error)>;
+
+  /// Connects without blocking; `done` runs on the loop's thread with the
+  /// connection, or null and the reason. Call on that thread.
+  static void open(const mysql_target& target, io::event_loop& on, opened done);
+
+  ~mysql_async_connection() override;
+  mysql_async_connection(const mysql_async_connection&) = delete;
+  mysql_async_connection& operator=(const mysql_async_connection&) = delete;
+
+  /// Runs one statement, parameters spliced in as literals; its rows
+  /// stream (mysql_use_result). One run at a time.
+  void run(const std::string& sql, const parameters& params,
+           std::shared_ptr<mysql_async_listener> to);
+
+  /// Reads on after on_rows() asked to pause.
+  void resume();
+
+  /// KILL QUERY from a helper thread (the protocol has no out-of-band
+  /// cancel). The run still ends with an event.
+  void cancel();
+
+  /// Forgets the listener: its session is gone. The statement is killed
+  /// and the connection is not reused.
+  void abandon();
+
+  /// Connected, idle and sound: fit for the next statement.
+  bool reusable() const;
+
+  void on_ready(uint32_t events) override;
+
+  /// Use open().
+  mysql_async_connection(st_mysql* conn, mysql_target target, io::event_loop& on);
+
+private:
+  enum class step { connecting, querying, fetching, idle };
+
+  /// Goes on with the current step, given what the socket is ready for.
+  void advance(int ready);
+  void connect_step(int ready);
+  void query_step(int ready);
+  /// The query went out and its answer began: columns or a count.
+  void query_done(int err);
+  void fetch_step(int ready);
+  /// A _start/_cont call returned `status`: wait for the socket, or
+  /// false when the call completed.
+  bool must_wait(int status);
+  void deliver_rows();
+  void fail(engine_error e);
+  void finish(int64_t affected);
+  /// Back to idle; a result left unread goes with the connection.
+  void end_run();
+  /// Tells `to`, from the loop, never from inside run().
+  void report(std::shared_ptr<mysql_async_listener> to,
+              std::function<void(mysql_async_listener&)> what);
+
+  st_mysql* conn_;
+  mysql_target target_;
+  std::shared_ptr<io::event_loop> loop_;
+  io::watch socket_; // a copy of the library's descriptor, for epoll
+  step step_ = step::connecting;
+  int waiting_for_ = 0; // MYSQL_WAIT_READ / MYSQL_WAIT_WRITE
+  bool readable_ = false;
+  bool writable_ = false;
+  bool in_run_ = false;
+  bool paused_ = false;
+  bool broken_ = false;
+  std::shared_ptr<mysql_async_listener> to_;
+  opened opened_;                                // while connecting
+  std::shared_ptr<mysql_async_connection> self_; // while connecting
+  st_mysql_res* result_ = nullptr;
+  size_t width_ = 0;
+  row_batch rows_;
+  unsigned long thread_id_ = 0;
+};
+
+} // namespace qf::engines
