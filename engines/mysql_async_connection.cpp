@@ -6,6 +6,7 @@
 
 #include "engines/mysql_client.hpp"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -282,7 +283,15 @@ void mysql_async_connection::abandon() {
 }
 
 bool mysql_async_connection::reusable() const {
-  return step_ == step::idle && !broken_;
+  return step_ == step::idle && !broken_ && conn_
+         && (conn_->server_status & SERVER_STATUS_IN_TRANS) == 0;
+}
+
+bool mysql_async_connection::quiet() const {
+  // An idle connection hears nothing unless the server closed it
+  // (wait_timeout, a restart, KILL): either way, retire it.
+  pollfd p{static_cast<int>(mysql_get_socket(conn_)), POLLIN, 0};
+  return ::poll(&p, 1, 0) == 0;
 }
 
 } // namespace qf::engines

@@ -62,8 +62,13 @@ public:
   /// and the connection is not reused.
   void abandon();
 
-  /// Connected, idle and sound: fit for the next statement.
+  /// Connected, idle, sound and in no transaction: fit for the next
+  /// statement.
   bool reusable() const;
+
+  /// Nothing arrived while it was idle: still usable, as far as can be
+  /// known without a round trip.
+  bool quiet() const;
 
   void on_ready(uint32_t events) override;
 

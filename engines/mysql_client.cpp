@@ -2,6 +2,8 @@
 
 #include "protocols/sql/placeholders.hpp"
 
+#include <mutex>
+
 namespace qf::engines {
 
 namespace {
@@ -74,6 +76,10 @@ sql_type mysql_column_type(const MYSQL_FIELD& f) {
 }
 
 MYSQL* mysql_handle(bool nonblocking) {
+  // mysql_init would set the library up itself, but not safely from two
+  // threads at once: the actors' and the wire thread's.
+  static std::once_flag library_ready;
+  std::call_once(library_ready, [] { mysql_library_init(0, nullptr, nullptr); });
   auto* conn = mysql_init(nullptr);
   if (!conn)
     return nullptr;

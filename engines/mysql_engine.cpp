@@ -202,7 +202,7 @@ std::optional<mysql_target> parse_mysql_url(std::string_view url) {
   return out;
 }
 
-std::shared_ptr<database> open_mysql(const config::cluster& cfg) {
+mysql_target mysql_target_of(const config::cluster& cfg) {
   mysql_target target;
   if (!cfg.endpoint.empty()) {
     auto parsed = parse_mysql_url(cfg.endpoint);
@@ -214,9 +214,11 @@ std::shared_ptr<database> open_mysql(const config::cluster& cfg) {
   }
   if (target.port == 0)
     target.port = 3306;
-  static std::once_flag library_ready;
-  std::call_once(library_ready, [] { mysql_library_init(0, nullptr, nullptr); });
-  return std::make_shared<mysql_database>(std::move(target));
+  return target;
+}
+
+std::shared_ptr<database> open_mysql(const config::cluster& cfg) {
+  return std::make_shared<mysql_database>(mysql_target_of(cfg));
 }
 
 } // namespace qf::engines

@@ -20,6 +20,10 @@ struct mysql_target {
 /// the text is not such a URL.
 std::optional<mysql_target> parse_mysql_url(std::string_view url);
 
+/// The cluster's server: its endpoint URL, or its fields; port 3306 unless
+/// given. Throws engine_error for an endpoint that is not a mysql:// URL.
+mysql_target mysql_target_of(const config::cluster& cfg);
+
 std::shared_ptr<database> open_mysql(const config::cluster& cfg);
 
 } // namespace qf::engines

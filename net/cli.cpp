@@ -4,7 +4,6 @@
 
 #include "actors/control/migrator.hpp"
 #include "actors/node/node.hpp"
-#include "engines/pg_lane_pool.hpp"
 #include "net/boundary/wire_frontends.hpp"
 #include "net/boundary/routes.hpp"
 #include "net/http/server.hpp"
@@ -257,8 +256,7 @@ int serve(const options& opts) {
     // io_context, which goes before the node: close them now.
     if (auto active = svc->snapshot->load())
       for (const auto& [name, cluster] : active->clusters)
-        if (cluster->lane)
-          cluster->lane->retire();
+        cluster->retire_lanes();
     web.stop();
     gateway.flush_history(std::chrono::seconds(5)); // the last queries' records
     gateway.stop();

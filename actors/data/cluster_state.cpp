@@ -2,7 +2,8 @@
 #include "actors/data/cluster_state.hpp"
 
 #include "actors/core/messages.hpp"
-#include "engines/pg_lane_pool.hpp"
+#include "engines/lane_pool.hpp"
+#include "engines/mysql_engine.hpp"
 
 #include <caf/send.hpp>
 
@@ -74,9 +75,15 @@ bool cluster_state::give_back(conn_lease& lease) {
   return true;
 }
 
-std::vector<conn_lease> cluster_state::retire_pool() {
+void cluster_state::retire_lanes() {
   if (lane)
     lane->retire();
+  if (mysql_lane)
+    mysql_lane->retire();
+}
+
+std::vector<conn_lease> cluster_state::retire_pool() {
+  retire_lanes();
   std::lock_guard guard{pool_mtx_};
   retired_ = true;
   return std::exchange(idle_, {});

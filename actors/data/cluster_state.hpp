@@ -15,9 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace qf::engines {
-class pg_lane_pool;
-} // namespace qf::engines
+#include "engines/lane_pool_fwd.hpp"
 
 namespace qf {
 
@@ -75,6 +73,8 @@ struct cluster_state {
   /// PostgreSQL clusters: the non-blocking connections of the wire fast
   /// lane, apart from the actor's pool (set once, before sharing).
   std::shared_ptr<engines::pg_lane_pool> lane;
+  /// MySQL clusters: the same for the MySQL wire fast lane.
+  std::shared_ptr<engines::mysql_lane_pool> mysql_lane;
   /// A group with this cluster as a member, and its queue length.
   struct group_link {
     caf::actor actor;
@@ -125,6 +125,9 @@ struct cluster_state {
   /// Replaced or deleted: no connection is kept from now on; returns the
   /// idle ones, for the cluster actor to end.
   std::vector<conn_lease> retire_pool();
+
+  /// Closes the fast lanes' idle connections, and keeps none from now on.
+  void retire_lanes();
 
 private:
   std::shared_ptr<std::atomic<uint32_t>> running_;

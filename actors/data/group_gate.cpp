@@ -11,7 +11,11 @@ group_gate::group_gate(config::cluster_group cfg,
     postgres_only_(!members_.empty()
                    && std::all_of(members_.begin(), members_.end(), [](const auto& m) {
                         return m->engine_type == "postgres" && m->lane != nullptr;
-                      })) {
+                      })),
+    mysql_only_(!members_.empty()
+                && std::all_of(members_.begin(), members_.end(), [](const auto& m) {
+                     return m->engine_type == "mysql" && m->mysql_lane != nullptr;
+                   })) {
   // nop
 }
 

@@ -36,6 +36,12 @@ public:
     return postgres_only_;
   }
 
+  /// Every member is a MySQL cluster: the MySQL wire fast lane may run its
+  /// statements.
+  bool mysql_only() const {
+    return mysql_only_;
+  }
+
   /// Takes a slot on a member the strategy chooses, or returns null.
   std::shared_ptr<cluster_state> try_place();
 
@@ -47,6 +53,7 @@ private:
   const config::cluster_group cfg_;
   const std::vector<std::shared_ptr<cluster_state>> members_;
   const bool postgres_only_;
+  const bool mysql_only_;
   std::shared_ptr<std::atomic<uint32_t>> queued_
     = std::make_shared<std::atomic<uint32_t>>(0);
   std::mutex strategy_mtx_; // round-robin position and random state

@@ -81,16 +81,17 @@ void query_registry::add(const std::string& id, caf::actor query,
                          std::shared_ptr<query_summary> summary) {
   auto& s = shard_of(id);
   std::lock_guard guard{s.mtx};
-  s.queries[id] = entry{std::move(query), std::move(live), std::move(summary), {}, {}};
+  s.queries[id] = entry{std::move(query), std::move(live), std::move(summary), {}, {}, {}};
 }
 
 void query_registry::add(const std::string& id, std::function<void()> canceller,
                          std::function<void(const std::string& id)> statement_canceller,
-                         std::shared_ptr<query_summary> summary) {
+                         std::shared_ptr<query_summary> summary,
+                         std::function<void()> closer) {
   auto& s = shard_of(id);
   std::lock_guard guard{s.mtx};
   s.queries[id] = entry{nullptr, nullptr, std::move(summary), std::move(canceller),
-                        std::move(statement_canceller)};
+                        std::move(statement_canceller), std::move(closer)};
 }
 
 bool query_registry::cancel_statement(const std::string& id) const {
@@ -102,21 +103,35 @@ bool query_registry::cancel_statement(const std::string& id) const {
   return false;
 }
 
+std::optional<query_registry::entry> query_registry::entry_of(const std::string& id) const {
+  const auto& s = shard_of(id);
+  std::lock_guard guard{s.mtx};
+  auto i = s.queries.find(id);
+  if (i == s.queries.end())
+    return std::nullopt;
+  return i->second;
+}
+
 bool query_registry::cancel(const std::string& id) const {
-  entry e;
-  {
-    const auto& s = shard_of(id);
-    std::lock_guard guard{s.mtx};
-    auto i = s.queries.find(id);
-    if (i == s.queries.end())
-      return false;
-    e = i->second;
-  }
+  auto e = entry_of(id);
+  if (!e)
+    return false;
   // Outside the lock: a canceller may take locks of its own.
-  if (e.canceller)
-    e.canceller();
-  else if (e.actor)
-    caf::anon_send(e.actor, atom::cancel::value, false);
+  if (e->canceller)
+    e->canceller();
+  else if (e->actor)
+    caf::anon_send(e->actor, atom::cancel::value, false);
+  return true;
+}
+
+bool query_registry::close(const std::string& id) const {
+  auto e = entry_of(id);
+  if (!e)
+    return false;
+  if (e->closer)
+    e->closer();
+  else if (e->actor)
+    caf::anon_send(e->actor, atom::cancel::value, true);
   return true;
 }
 

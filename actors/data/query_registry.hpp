@@ -90,6 +90,8 @@ public:
     std::function<void()> canceller;
     /// A session's: cancels its statement `id` if that still runs.
     std::function<void(const std::string& id)> statement_canceller;
+    /// A session's: cancels its statement and closes its connection.
+    std::function<void()> closer;
   };
 
   void add(const std::string& id, caf::actor query,
@@ -98,12 +100,15 @@ public:
   /// A session, whose summary shows its running statement.
   void add(const std::string& id, std::function<void()> canceller,
            std::function<void(const std::string& id)> statement_canceller,
-           std::shared_ptr<query_summary> summary);
+           std::shared_ptr<query_summary> summary, std::function<void()> closer = {});
   void remove(const std::string& id);
   std::optional<caf::actor> find(const std::string& id) const;
   /// Cancels the entry's query (not abandoned: its client stays); false
   /// when there is no such entry.
   bool cancel(const std::string& id) const;
+  /// Cancels the entry's query and closes its session (MySQL's KILL
+  /// CONNECTION); false when there is no such entry.
+  bool close(const std::string& id) const;
   /// Cancels the statement `id` of the session whose summary shows it;
   /// false when no session runs it.
   bool cancel_statement(const std::string& id) const;
@@ -116,6 +121,7 @@ private:
     std::unordered_map<std::string, entry> queries;
   };
 
+  std::optional<entry> entry_of(const std::string& id) const;
   const shard& shard_of(const std::string& id) const;
   shard& shard_of(const std::string& id);
 

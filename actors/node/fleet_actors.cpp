@@ -2,7 +2,8 @@
 
 #include "actors/data/cluster.hpp"
 #include "actors/data/group.hpp"
-#include "engines/pg_lane_pool.hpp"
+#include "engines/lane_pool.hpp"
+#include "engines/mysql_async_connection.hpp"
 #include "engines/postgres_engine.hpp"
 
 #include <caf/all.hpp>
@@ -81,6 +82,14 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
     if (c.engine == config::engine_kind::postgres)
       state->lane = std::make_shared<engines::pg_lane_pool>(engines::postgres_conninfo(c),
                                                             state->pool_size);
+    if (c.engine == config::engine_kind::mysql) {
+      try {
+        state->mysql_lane = std::make_shared<engines::mysql_lane_pool>(
+          engines::mysql_target_of(c), state->pool_size);
+      } catch (const engines::engine_error&) {
+        // nop: no fast lane; the actor path reports the bad endpoint
+      }
+    }
     next->clusters.emplace(c.name, state);
     fresh.emplace_back(&c, state);
   }

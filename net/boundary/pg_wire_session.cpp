@@ -4,8 +4,9 @@
 
 #include "actors/data/statement_run.hpp"
 #include "actors/node/node.hpp"
+#include "engines/lane_pool.hpp"
 #include "engines/pg_async_connection.hpp"
-#include "engines/pg_lane_pool.hpp"
+#include "net/boundary/fast_lane.hpp"
 #include "protocols/common/secrets.hpp"
 #include "protocols/pgwire/session.hpp"
 #include "protocols/sql/statements.hpp"
@@ -174,18 +175,6 @@ public:
   }
 
 private:
-  /// A statement on the fast lane, from admission to its history record.
-  struct fast_statement {
-    std::string id;
-    std::string sql;
-    routing::decision route;
-    std::shared_ptr<cluster_state> cluster;
-    clock::time_point created = clock::now();
-    int64_t created_wall_ms = wall_ms();
-    int64_t rows = 0;
-    bool cancelled = false; // while its connection was opening
-  };
-
   static pgwire::session_options options(int32_t process_id, int32_t secret_key,
                                          bool tls_available) {
     pgwire::session_options opts;
@@ -301,11 +290,11 @@ private:
     route_req_.protocol = config::protocol::postgres_wire;
     route_req_.user = user_;
     route_req_.headers = params; // the header router sees startup parameters
-    summary_ = std::make_shared<query_summary>(user_, "postgresWire");
+    books_->open(user_, application_, database_);
     std::weak_ptr<pg_wire_session> weak = weak_from_this();
     node_->wire_sessions->add(
       cancel_key_, [weak] { cancel(weak, {}); },
-      [weak](const std::string& id) { cancel(weak, id); }, summary_);
+      [weak](const std::string& id) { cancel(weak, id); }, books_->summary());
     session_.accept();
   }
 
@@ -370,15 +359,11 @@ private:
     bool started = idle != nullptr;
     if (started)
       start_backend(std::move(idle));
-    auto& series = series_for(st.route.group, st.cluster);
-    node_->stats->queue_wait(series, 0.0);
-    node_->stats->running_changed(series, 1);
-    st.id = node_->query_id(node_->next_ticket.fetch_add(1), "pg_");
-    summary_->begin(st.id, sql::preview(st.sql, 160), st.route.group, st.cluster->name);
+    books_->admitted(st);
     if (started)
       return true;
     engines::pg_async_connection::open(
-      st.cluster->lane->conninfo(), conn_->loop(),
+      st.cluster->lane->target(), conn_->loop(),
       [weak = weak_from_this(), lane = st.cluster->lane](
         std::shared_ptr<engines::pg_async_connection> conn, std::string error) {
         auto self = weak.lock();
@@ -439,73 +424,7 @@ private:
       fast_->cluster->lane->give_back(std::exchange(backend_, nullptr));
     auto st = std::move(*fast_);
     fast_.reset();
-    node_->stats->running_changed(*series_, -1); // before a waiter raises it
-    st.cluster->release();
-    summary_->end();
-    // Posted: no client waits for its history record, so it comes after
-    // the answers of this round of events. in_flight covers the record,
-    // so a drain waits for it.
-    conn_->loop().post([self = shared_from_this(), st = std::move(st),
-                        ended = clock::now(), series = series_, status = std::move(status),
-                        error = std::move(error)]() mutable {
-      self->record_fast(st, ended, *series, std::move(status), std::move(error));
-    });
-  }
-
-  void record_fast(fast_statement& st, clock::time_point ended,
-                   metrics::route_series& series, std::string status, std::string error) {
-    query_record r;
-    r.proxy_query_id = std::move(st.id);
-    r.user = user_;
-    r.source = application_;
-    r.catalog = database_;
-    r.cluster_group = st.route.group;
-    r.cluster_name = st.cluster->name;
-    r.engine_type = st.cluster->engine_type;
-    r.protocol = "postgresWire";
-    r.sql = std::move(st.sql);
-    r.status = std::move(status);
-    r.error_message = std::move(error);
-    r.routing_trace = trace_json(st.route);
-    r.created_at_ms = st.created_wall_ms;
-    r.started_at_ms = st.created_wall_ms; // admitted at once
-    r.finished_at_ms = st.created_wall_ms + ms_between(st.created, ended);
-    r.queue_duration_ms = 0;
-    r.execution_duration_ms = ms_between(st.created, ended);
-    r.rows_returned = st.rows;
-    node_->record_finished(std::move(r),
-                           std::chrono::duration<double>(ended - st.created).count(),
-                           &series);
-    node_->in_flight.fetch_sub(1);
-  }
-
-  /// The metric series of a route, kept while the session's statements
-  /// take the same one.
-  metrics::route_series& series_for(const std::string& group,
-                                    const std::shared_ptr<cluster_state>& cluster) {
-    if (!series_ || series_cluster_ != cluster || series_group_ != group) {
-      series_ = node_->stats->series(group, cluster->name, cluster->engine_type,
-                                     "postgresWire");
-      series_cluster_ = cluster;
-      series_group_ = group;
-    }
-    return *series_;
-  }
-
-  /// The routing trace's JSON, kept while the routers decide alike.
-  const std::string& trace_json(const routing::decision& route) {
-    auto same_steps = [](const auto& a, const auto& b) {
-      return a.router == b.router && a.matched == b.matched && a.result == b.result;
-    };
-    bool same = traced_ && traced_->group == route.group
-                && traced_->used_fallback == route.used_fallback
-                && std::equal(traced_->trace.begin(), traced_->trace.end(),
-                              route.trace.begin(), route.trace.end(), same_steps);
-    if (!same) {
-      trace_json_ = routing::trace_to_json(route);
-      traced_ = route;
-    }
-    return trace_json_;
+    books_->ended(std::move(st), conn_->loop(), std::move(status), std::move(error));
   }
 
   void run_on_actors(std::string sql, engines::parameters values) {
@@ -652,13 +571,7 @@ private:
 
   // The fast lane.
   std::optional<fast_statement> fast_;
-  /// What the running list shows of fast_ (registered with the session).
-  std::shared_ptr<query_summary> summary_;
-  std::shared_ptr<metrics::route_series> series_;
-  std::shared_ptr<cluster_state> series_cluster_;
-  std::string series_group_;
-  std::optional<routing::decision> traced_;
-  std::string trace_json_;
+  std::shared_ptr<fast_lane_books> books_ = std::make_shared<fast_lane_books>(node_, "postgresWire", "pg_");
   engines::parameters params_;
   std::shared_ptr<engines::pg_async_connection> backend_;
 };

@@ -1,0 +1,100 @@
+#include "net/boundary/fast_lane.hpp"
+
+#include "actors/data/query_registry.hpp"
+#include "actors/node/node.hpp"
+#include "io/event_loop.hpp"
+#include "protocols/sql/statements.hpp"
+
+#include <algorithm>
+
+namespace qf {
+
+fast_lane_books::fast_lane_books(std::shared_ptr<node_services> node, std::string protocol,
+                                 std::string id_prefix)
+  : node_(std::move(node)), protocol_(std::move(protocol)), id_prefix_(std::move(id_prefix)) {
+  // nop
+}
+
+void fast_lane_books::open(std::string user, std::string source, std::string catalog) {
+  summary_ = std::make_shared<query_summary>(user, protocol_);
+  user_ = std::move(user);
+  source_ = std::move(source);
+  catalog_ = std::move(catalog);
+}
+
+void fast_lane_books::admitted(fast_statement& st) {
+  auto& series = series_for(st.route.group, st.cluster);
+  node_->stats->queue_wait(series, 0.0);
+  node_->stats->running_changed(series, 1);
+  st.id = node_->query_id(node_->next_ticket.fetch_add(1), id_prefix_);
+  summary_->begin(st.id, sql::preview(st.sql, 160), st.route.group, st.cluster->name);
+}
+
+void fast_lane_books::ended(fast_statement st, io::event_loop& loop, std::string status,
+                            std::string error) {
+  node_->stats->running_changed(*series_, -1); // before a waiter raises it
+  st.cluster->release();
+  summary_->end();
+  // Posted: no client waits for its history record, so it comes after
+  // the answers of this round of events. in_flight covers the record, so
+  // a drain waits for it.
+  loop.post([self = shared_from_this(), st = std::move(st),
+             ended = std::chrono::steady_clock::now(), series = series_,
+             status = std::move(status), error = std::move(error)]() mutable {
+    self->record(st, ended, *series, std::move(status), std::move(error));
+  });
+}
+
+void fast_lane_books::record(fast_statement& st, std::chrono::steady_clock::time_point ended,
+                             metrics::route_series& series, std::string status,
+                             std::string error) {
+  query_record r;
+  r.proxy_query_id = std::move(st.id);
+  r.user = user_;
+  r.source = source_;
+  r.catalog = catalog_;
+  r.cluster_group = st.route.group;
+  r.cluster_name = st.cluster->name;
+  r.engine_type = st.cluster->engine_type;
+  r.protocol = protocol_;
+  r.sql = std::move(st.sql);
+  r.status = std::move(status);
+  r.error_message = std::move(error);
+  r.routing_trace = trace_json(st.route);
+  r.created_at_ms = st.created_wall_ms;
+  r.started_at_ms = st.created_wall_ms; // admitted at once
+  r.finished_at_ms = st.created_wall_ms + ms_between(st.created, ended);
+  r.queue_duration_ms = 0;
+  r.execution_duration_ms = ms_between(st.created, ended);
+  r.rows_returned = st.rows;
+  node_->record_finished(std::move(r),
+                         std::chrono::duration<double>(ended - st.created).count(), &series);
+  node_->in_flight.fetch_sub(1);
+}
+
+metrics::route_series& fast_lane_books::series_for(const std::string& group,
+                                                   const std::shared_ptr<cluster_state>& cluster) {
+  if (!series_ || series_cluster_ != cluster || series_group_ != group) {
+    series_ = node_->stats->series(group, cluster->name, cluster->engine_type, protocol_);
+    series_cluster_ = cluster;
+    series_group_ = group;
+  }
+  return *series_;
+}
+
+const std::string& fast_lane_books::trace_json(const routing::decision& route) {
+  auto same_steps = [](const auto& a, const auto& b) {
+    return a.router == b.router && a.matched == b.matched && a.result == b.result;
+  };
+  bool same = traced_ && traced_->group == route.group
+              && traced_->used_fallback == route.used_fallback
+              && std::equal(traced_->trace.begin(), traced_->trace.end(), route.trace.begin(),
+                            route.trace.end(), same_steps);
+  if (!same) {
+    trace_json_ = routing::trace_to_json(route);
+    traced_ = route;
+  }
+  return trace_json_;
+}
+
+} // namespace qf

@@ -1,0 +1,81 @@
+// What a wire session's fast lane owes the fleet for each statement it
+// admits on the wire thread, from admission to its history record: the
+// running gauge and the slot, the summary the running list shows, the
+// metrics, the record. Shared by the PostgreSQL and MySQL wire sessions.
+#pragma once
+
+#include "actors/core/messages.hpp"
+#include "actors/data/cluster_state.hpp"
+#include "actors/node/metrics.hpp"
+#include "actors/routing/router_chain.hpp"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace qf {
+
+struct node_services;
+class query_summary;
+namespace io {
+class event_loop;
+}
+
+/// A statement on the fast lane, from admission to its history record.
+struct fast_statement {
+  std::string id;
+  std::string sql;
+  routing::decision route;
+  std::shared_ptr<cluster_state> cluster;
+  std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
+  int64_t created_wall_ms = wall_ms();
+  int64_t rows = 0;
+  bool cancelled = false; // while its connection was opening
+};
+
+class fast_lane_books : public std::enable_shared_from_this<fast_lane_books> {
+public:
+  /// protocol: "postgresWire"; id_prefix: "pg_".
+  fast_lane_books(std::shared_ptr<node_services> node, std::string protocol,
+                  std::string id_prefix);
+
+  /// Logged in: who the statements are recorded for. The summary shows
+  /// the running statement to the admin API.
+  void open(std::string user, std::string source, std::string catalog);
+  const std::shared_ptr<query_summary>& summary() const {
+    return summary_;
+  }
+
+  /// The statement holds a slot and has left (in_flight counted it
+  /// before): counted as running, given its id, shown.
+  void admitted(fast_statement& st);
+
+  /// The statement ended: counted off and its slot freed at once; its
+  /// record is filed from `loop` once this round's answers went out.
+  void ended(fast_statement st, io::event_loop& loop, std::string status, std::string error);
+
+private:
+  void record(fast_statement& st, std::chrono::steady_clock::time_point ended,
+              metrics::route_series& series, std::string status, std::string error);
+  /// The metric series of a route, kept while the statements take the same.
+  metrics::route_series& series_for(const std::string& group,
+                                    const std::shared_ptr<cluster_state>& cluster);
+  /// The routing trace's JSON, kept while the routers decide alike.
+  const std::string& trace_json(const routing::decision& route);
+
+  std::shared_ptr<node_services> node_;
+  const std::string protocol_;
+  const std::string id_prefix_;
+  std::string user_;
+  std::string source_;
+  std::string catalog_;
+  std::shared_ptr<query_summary> summary_;
+  std::shared_ptr<metrics::route_series> series_;
+  std::shared_ptr<cluster_state> series_cluster_;
+  std::string series_group_;
+  std::optional<routing::decision> traced_;
+  std::string trace_json_;
+};
+
+} // namespace qf
