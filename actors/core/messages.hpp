@@ -39,8 +39,6 @@ using cancel = caf::atom_constant<caf::atom("cancel")>;
 using info = caf::atom_constant<caf::atom("info")>;
 using get = caf::atom_constant<caf::atom("get")>;
 using tick = caf::atom_constant<caf::atom("tick")>;
-using data = caf::atom_constant<caf::atom("data")>;
-using tls = caf::atom_constant<caf::atom("tls")>;
 using flush = caf::atom_constant<caf::atom("flush")>;
 using activate = caf::atom_constant<caf::atom("activate")>;
 using retire = caf::atom_constant<caf::atom("retire")>;
@@ -156,15 +154,6 @@ using trino_respond = std::function<void(trino_reply)>;
 /// An admin API answer: an HTTP status and a JSON body, like a Trino one.
 using admin_respond = trino_respond;
 
-/// How a wire-protocol session actor reaches its socket; each function is
-/// safe to call from any thread.
-struct wire_io {
-  std::function<void(std::string)> write;
-  std::function<void()> close;      // after what was written
-  std::function<void()> read_more;  // lets the next input chunk through
-  std::function<void()> start_tls;  // after what was written
-};
-
 /// Milliseconds since the epoch, as query records carry their times.
 int64_t wall_ms();
 
@@ -219,4 +208,3 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::result_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::trino_respond)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::history_filter)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_page)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::wire_io)

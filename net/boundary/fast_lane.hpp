@@ -43,6 +43,11 @@ public:
   /// Logged in: who the statements are recorded for. The summary shows
   /// the running statement to the admin API.
   void open(std::string user, std::string source, std::string catalog);
+  /// The client switched databases (MySQL's USE): recorded from now on.
+  void set_catalog(const std::string& catalog) {
+    if (catalog != catalog_)
+      catalog_ = catalog;
+  }
   const std::shared_ptr<query_summary>& summary() const {
     return summary_;
   }

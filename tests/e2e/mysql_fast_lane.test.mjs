@@ -1,0 +1,156 @@
+// The MySQL wire fast lane: statements for an all-MySQL group run on pooled
+// non-blocking MariaDB connections on the socket's own thread, and must
+// look to clients, operators and MariaDB just like the actor path does:
+// the same limits, KILL, cancel, history and metrics.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import mysql from 'mysql2/promise';
+import {
+  startGateway, config, parseMetrics, metricValue, waitFor, sleep,
+} from './support/gateway.mjs';
+
+const MY_URL = process.env.QF_MY_URL || 'mysql://qf:qf@127.0.0.1:13306/qftest';
+const T = { timeout: 90000 };
+const GROUP = 'mylane';
+const CLUSTER = 'maria';
+
+/// A gateway with one all-MySQL group, its admin API on `base` and the
+/// MySQL wire frontend on base + 1.
+async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4 } = {}) {
+  const cfg = config({
+    trinoPort: undefined,
+    adminPort: base,
+    clusters: { [CLUSTER]: { engine: 'mysql', endpoint: MY_URL, maxRunningQueries, poolSize } },
+    clusterGroups: { [GROUP]: { members: [CLUSTER], maxRunningQueries, maxQueuedQueries: 100 } },
+    routingFallback: GROUP,
+  });
+  cfg.queryflux.externalAddress = `http://127.0.0.1:${base}`;
+  cfg.queryflux.frontends = {
+    trinoHttp: { enabled: false },
+    mysqlWire: { enabled: true, port: base + 1 },
+  };
+  const gw = await startGateway(cfg);
+  gw.myPort = base + 1;
+  const cleanups = [];
+  gw.defer = (fn) => cleanups.push(fn);
+  t.after(async () => {
+    for (const fn of cleanups.reverse()) {
+      await Promise.race([Promise.resolve().then(fn).catch(() => {}), sleep(2000)]);
+    }
+    await gw.kill();
+  });
+  return gw;
+}
+
+async function through(gw) {
+  const c = await mysql.createConnection({ host: '127.0.0.1', port: gw.myPort, user: 'app', database: 'qftest' });
+  c.on('error', () => {});
+  gw.defer(() => c.destroy());
+  return c;
+}
+
+async function direct(gw) {
+  const d = await mysql.createConnection({ uri: MY_URL });
+  gw.defer(() => d.end());
+  return d;
+}
+
+/// Statements MariaDB runs now whose text starts with `prefix`.
+async function runningOnMaria(d, prefix) {
+  const [rows] = await d.query(
+    'SELECT id, info FROM information_schema.processlist WHERE info LIKE ? AND id <> CONNECTION_ID()',
+    [`${prefix}%`]);
+  return rows;
+}
+
+test('at most maxRunningQueries statements run on MariaDB at once, and every one finishes', T, async (t) => {
+  const gw = await laneGateway(t, 24200, { poolSize: 4, maxRunningQueries: 4 });
+  const d = await direct(gw);
+  const clients = await Promise.all(Array.from({ length: 12 }, () => through(gw)));
+  let sampling = true;
+  let most = 0;
+  const sampler = (async () => {
+    while (sampling) {
+      most = Math.max(most, (await runningOnMaria(d, 'SELECT SLEEP(0.5)')).length);
+      await sleep(20);
+    }
+  })();
+  const results = await Promise.all(clients.map((c, i) => c.query(`SELECT SLEEP(0.5) AS s, ${i} AS i`)));
+  sampling = false;
+  await sampler;
+  results.forEach(([rows], i) => assert.deepEqual(rows, [{ s: 0, i }]));
+  assert.ok(most <= 4, `MariaDB ran ${most} at once`);
+  assert.equal(most, 4, 'MariaDB should have run 4 at once');
+});
+
+test('backend connections are pooled across client connections', T, async (t) => {
+  const gw = await laneGateway(t, 24202, { poolSize: 2 });
+  const ids = new Set();
+  for (let i = 0; i < 30; i++) {
+    const c = await through(gw);
+    const [rows] = await c.query('SELECT CONNECTION_ID() AS id');
+    ids.add(Number(rows[0].id));
+    await c.end();
+  }
+  assert.ok(ids.size >= 1 && ids.size <= 2, `30 client connections used ${ids.size} backends: ${[...ids]}`);
+});
+
+test('fast-lane statements are listed, cancelled by the admin API, counted and recorded', T, async (t) => {
+  const gw = await laneGateway(t, 24204);
+  const q = (s, status) => metricValue(s, 'queryflux_queries_total',
+    { cluster_group: GROUP, engine_type: 'mysql', protocol: 'mysqlWire', status }) ?? 0;
+  const before = parseMetrics(await gw.metrics());
+  const c = await through(gw);
+
+  const [rows] = await c.query("SELECT 'lane_rec' AS tag, seq FROM seq_1_to_3");
+  assert.equal(rows.length, 3);
+  await assert.rejects(c.query('SELECT * FROM qf_no_such_table'), (e) => e.errno === 1146 && e.sqlState === '42S02');
+
+  const slow = c.query('SELECT SLEEP(30)').then(() => null, (e) => e);
+  let entry;
+  await waitFor(async () => {
+    entry = (await gw.admin('/admin/queries/running')).body.find?.((x) => x.sqlPreview === 'SELECT SLEEP(30)');
+    return entry;
+  }, { timeoutMs: 10000, what: 'SLEEP(30) listed as running' });
+  assert.deepEqual(
+    { protocol: entry.protocol, state: entry.state, group: entry.group, cluster: entry.cluster, user: entry.submittedBy },
+    { protocol: 'mysqlWire', state: 'RUNNING', group: GROUP, cluster: CLUSTER, user: 'app' });
+  assert.match(entry.id, /^my_/);
+  const cancelled = await gw.admin(`/admin/queries/${encodeURIComponent(entry.id)}`, { method: 'DELETE' });
+  assert.equal(cancelled.status, 200, cancelled.text);
+  const err = await slow;
+  assert.ok(err, 'SLEEP(30) was not stopped');
+  assert.equal(err.errno, 1317, err.message);
+  const d = await direct(gw);
+  assert.deepEqual(await runningOnMaria(d, 'SELECT SLEEP(30)'), []);
+
+  const now = parseMetrics(await gw.metrics());
+  assert.equal(q(now, 'Success') - q(before, 'Success'), 1);
+  assert.equal(q(now, 'Failed') - q(before, 'Failed'), 1);
+  assert.equal(q(now, 'Cancelled') - q(before, 'Cancelled'), 1);
+  assert.equal(metricValue(now, 'queryflux_running_queries', { cluster_group: GROUP, cluster_name: CLUSTER }), 0);
+  const rec = (await gw.history({ group: GROUP })).queries.find((r) => r.sql.includes("'lane_rec'"));
+  assert.deepEqual(
+    { clusterName: rec?.clusterName, engineType: rec?.engineType, protocol: rec?.protocol,
+      status: rec?.status, rowsReturned: rec?.rowsReturned, user: rec?.user, catalog: rec?.catalog },
+    { clusterName: CLUSTER, engineType: 'mysql', protocol: 'mysqlWire', status: 'Success',
+      rowsReturned: 3, user: 'app', catalog: 'qftest' });
+  assert.equal((await gw.historyRecord(entry.id)).status, 'Cancelled');
+});
+
+test('a client that leaves mid-statement frees its slot and its backend connection', T, async (t) => {
+  // The hang-up is read once the statement ends (a busy session reads
+  // nothing); the slot and the connection must not leak either way.
+  const gw = await laneGateway(t, 24206, { poolSize: 1, maxRunningQueries: 1 });
+  const d = await direct(gw);
+  const leaving = await through(gw);
+  leaving.query('SELECT SLEEP(1) AS leaving').catch(() => {});
+  await waitFor(async () => (await runningOnMaria(d, 'SELECT SLEEP(1) AS leaving')).length === 1,
+    { what: 'the statement running on MariaDB' });
+  leaving.destroy();
+  const next = await through(gw);
+  const [rows] = await next.query('SELECT 41 + 1 AS n'); // the one slot came back
+  assert.deepEqual(rows, [{ n: 42 }]);
+  await waitFor(async () => (await gw.admin('/admin/queries/running')).body.length === 0,
+    { what: 'nothing listed as running' });
+});
