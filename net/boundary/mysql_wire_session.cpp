@@ -8,6 +8,7 @@
 #include "engines/lane_pool.hpp"
 #include "engines/mysql_async_connection.hpp"
 #include "net/boundary/fast_lane.hpp"
+#include "net/boundary/session_output.hpp"
 #include "protocols/common/secrets.hpp"
 #include "protocols/mysqlwire/session.hpp"
 
@@ -19,10 +20,6 @@ namespace qf {
 namespace {
 
 constexpr uint32_t rows_per_page = 4096;
-/// Rows are sent once this much output has gathered.
-constexpr size_t output_flush_size = 64 * 1024;
-/// Past this much unsent output, reading the backend waits for the client.
-constexpr size_t output_high_water = 1 << 20;
 
 /// MySQL error codes for our refusals, each its own.
 mysqlwire::error_info error_for(const statement_page& page) {
@@ -162,10 +159,7 @@ private:
   }
 
   void flush_output() {
-    if (session_.output_size() == 0)
-      return;
-    conn_->send(session_.output());
-    session_.clear_output();
+    qf::flush_output(session_, *conn_);
   }
 
   /// Hands the state machine's events over while no statement runs, sends
@@ -340,19 +334,12 @@ private:
     backend_->run(fast_->sql, params_, shared_from_this());
   }
 
-  /// After rows were added: a small result leaves with its end in one
-  /// send, a large one streams; false (pause the backend) while the client
-  /// has more than output_high_water to take.
+  /// After rows were added: false pauses the backend (session_output).
   bool stream_on() {
-    if (session_.output_size() >= output_flush_size)
-      flush_output();
-    if (conn_->pending_output() < output_high_water)
-      return true;
-    conn_->when_drained([weak = weak_from_this()] {
+    return qf::stream_on(session_, *conn_, [weak = weak_from_this()] {
       if (auto self = weak.lock(); self && self->backend_)
         self->backend_->resume();
     });
-    return false;
   }
 
   /// The fast statement ended: connection back to the pool and slot freed

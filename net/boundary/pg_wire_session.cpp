@@ -7,6 +7,7 @@
 #include "engines/lane_pool.hpp"
 #include "engines/pg_async_connection.hpp"
 #include "net/boundary/fast_lane.hpp"
+#include "net/boundary/session_output.hpp"
 #include "protocols/common/secrets.hpp"
 #include "protocols/pgwire/session.hpp"
 #include "protocols/sql/statements.hpp"
@@ -23,10 +24,6 @@ using clock = std::chrono::steady_clock;
 using pgwire::transaction_step;
 
 constexpr uint32_t rows_per_page = 4096;
-/// Rows are sent once this much output has gathered.
-constexpr size_t output_flush_size = 64 * 1024;
-/// Past this much unsent output, reading the backend waits for the client.
-constexpr size_t output_high_water = 1 << 20;
 
 /// SQLSTATEs for our failures: each refusal has its own.
 std::string sqlstate_for(const std::string& error_name) {
@@ -189,10 +186,7 @@ private:
   }
 
   void flush_output() {
-    if (session_.output_size() == 0)
-      return;
-    conn_->send(session_.output());
-    session_.clear_output();
+    qf::flush_output(session_, *conn_);
   }
 
   /// Hands the state machine's events over while no statement runs, sends
@@ -402,19 +396,12 @@ private:
       backend_->relay(fast_->sql, shared_from_this());
   }
 
-  /// After output was added: a small result leaves with its end in one
-  /// send, a large one streams; false (pause the backend) while the client
-  /// has more than output_high_water to take.
+  /// After rows were added: false pauses the backend (session_output).
   bool stream_on() {
-    if (session_.output_size() >= output_flush_size)
-      flush_output();
-    if (conn_->pending_output() < output_high_water)
-      return true;
-    conn_->when_drained([weak = weak_from_this()] {
+    return qf::stream_on(session_, *conn_, [weak = weak_from_this()] {
       if (auto self = weak.lock(); self && self->backend_)
         self->backend_->resume();
     });
-    return false;
   }
 
   /// The fast statement ended: connection back to the pool and slot freed
