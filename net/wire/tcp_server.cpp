@@ -388,7 +388,8 @@ private:
 
   /// The client ended its side of the stream. It may still read: what it
   /// is owed goes out, as far as the socket takes it now, then the
-  /// connection closes (an answer held for the round's end was lost).
+  /// connection closes. (Closing at once lost an answer held for the
+  /// round's end.)
   void end_of_input() {
     release_held();
     shutdown();
