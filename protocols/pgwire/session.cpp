@@ -162,13 +162,8 @@ void server_session::set_current(std::string_view sql) {
   current_keyword_ = sql::leading_keyword(current_);
 }
 
-transaction_step server_session::step_of(std::string_view kw) const {
-  bool opens = kw == "BEGIN" || kw == "START";
-  bool ends = kw == "COMMIT" || kw == "END" || kw == "ROLLBACK"
-              || kw == "ABORT";
-  if (transaction_ == transaction::idle)
-    return opens ? transaction_step::begin : transaction_step::none;
-  return ends ? transaction_step::end : transaction_step::inside;
+transaction_step server_session::step_of(std::string_view statement) const {
+  return sql::transaction_step_of(statement, transaction_ != transaction::idle);
 }
 
 /// Moves the block's state along once a statement has ended.
@@ -181,6 +176,8 @@ void server_session::after_statement(bool ok) {
     case transaction_step::inside:
       if (!ok)
         transaction_ = transaction::failed; // as the backend is now
+      else if (current_keyword_ == "ROLLBACK") // to a savepoint: usable again
+        transaction_ = transaction::open;
       break;
     case transaction_step::end:
       transaction_ = transaction::idle; // committed or rolled back
@@ -476,7 +473,7 @@ void server_session::handle_execute(const std::string& portal_name,
       finish_extended();
     return;
   }
-  current_step_ = step_of(current_keyword_);
+  current_step_ = step_of(current_);
   events_.push_back(run_event{current_, p->second.params, current_step_});
 }
 
@@ -657,7 +654,7 @@ void server_session::next_statement() {
         return; // it failed, and fail() answered the query
       continue;
     }
-    current_step_ = step_of(current_keyword_);
+    current_step_ = step_of(current_);
     events_.push_back(run_event{current_, {}, current_step_});
     return; // the driver reports; complete() or fail() continues
   }
@@ -852,6 +849,8 @@ void server_session::complete(int64_t affected_rows) {
     tag = transaction_ == transaction::failed ? "ROLLBACK" : "COMMIT";
   else if (kw == "ROLLBACK" || kw == "ABORT")
     tag = "ROLLBACK";
+  else if (kw == "SAVEPOINT" || kw == "RELEASE") // one word: a name follows
+    tag = kw;
   else
     tag = sql::leading_keywords(current_, 2);
   after_statement(true);

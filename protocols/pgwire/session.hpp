@@ -7,6 +7,7 @@
 #include "protocols/common/sans_io.hpp"
 #include "protocols/pgwire/backend.hpp"
 #include "protocols/pgwire/frontend.hpp"
+#include "protocols/sql/transactions.hpp"
 
 #include <array>
 #include <cstdint>
@@ -32,13 +33,7 @@ struct session_options {
 /// calls accept() or reject().
 struct startup_event {};
 
-/// Where a statement stands in a transaction block.
-enum class transaction_step {
-  none,   // autocommit: any pooled connection
-  begin,  // opens a block: keep the connection afterwards
-  inside, // runs on the block's connection, which stays pinned
-  end,    // COMMIT or ROLLBACK: the connection goes back to the pool
-};
+using sql::transaction_step;
 
 /// Run one statement: the driver reports with columns(), rows(),
 /// complete() or fail().
@@ -210,7 +205,7 @@ private:
   void protocol_violation(const char* what);
   char transaction_status() const;
   void send_ready();
-  transaction_step step_of(std::string_view keyword) const;
+  transaction_step step_of(std::string_view statement) const;
   /// A setting's value by its name in any case, and the name as spelled
   /// here; null when no such setting is known.
   std::string* find_setting(std::string_view name, std::string_view& canonical);

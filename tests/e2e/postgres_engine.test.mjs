@@ -190,12 +190,22 @@ test('a transaction pins one backend connection until COMMIT or ROLLBACK', async
   await assert.rejects(c.query('SELECT * FROM no_such_table'), (e) => e.code === '42P01');
   await assert.rejects(c.query('SELECT 1'), (e) => e.code === '25P02');
   await c.query('ROLLBACK');
+  // ROLLBACK TO a savepoint and COMMIT AND CHAIN go on in the same block.
+  await c.query('BEGIN');
+  await c.query("INSERT INTO qf_e2e (id, name) VALUES (102, 'kept')");
+  assert.equal((await c.query('SAVEPOINT a')).command, 'SAVEPOINT');
+  await assert.rejects(c.query('SELECT * FROM no_such_table'), (e) => e.code === '42P01');
+  await c.query('ROLLBACK TO SAVEPOINT a');
+  await c.query("INSERT INTO qf_e2e (id, name) VALUES (103, 'kept after the savepoint')");
+  await c.query('COMMIT AND CHAIN');
+  await c.query("INSERT INTO qf_e2e (id, name) VALUES (104, 'in the chained block')");
+  await c.query('ROLLBACK');
   await c.end();
   const d = direct();
   await d.connect();
   const rows = await d.query('SELECT id FROM qf_e2e WHERE id >= 100 ORDER BY id');
   await d.end();
-  assert.deepEqual(rows.rows, [{ id: 101 }]);
+  assert.deepEqual(rows.rows, [{ id: 101 }, { id: 102 }, { id: 103 }]);
 });
 
 test('a client that disconnects mid-transaction has it rolled back and its slot freed', async () => {

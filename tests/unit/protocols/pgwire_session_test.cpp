@@ -666,3 +666,27 @@ TEST(pgwire_session, reset_restores_defaults_and_deallocate_forgets_statements) 
   s.feed(bind_msg("", "keep", {}) + sync_msg);
   EXPECT_NE(s.take_output().find("26000"), std::string::npos);
 }
+
+TEST(pgwire_session, rollback_to_a_savepoint_keeps_the_block_and_its_connection) {
+  auto s = started();
+  s.feed(query_message("BEGIN"));
+  s.next_event();
+  s.complete(-1);
+  s.take_output();
+  s.feed(query_message("SELECT broken"));
+  s.next_event();
+  s.fail({"ERROR", "42703", "no such column", ""});
+  EXPECT_EQ(s.take_output().back(), 'E');
+  s.feed(query_message("ROLLBACK TO SAVEPOINT a"));
+  EXPECT_EQ(std::get<run_event>(*s.next_event()).step, transaction_step::inside);
+  s.complete(-1);
+  EXPECT_EQ(s.take_output().back(), 'T'); // usable again, still in the block
+  s.feed(query_message("COMMIT AND CHAIN"));
+  EXPECT_EQ(std::get<run_event>(*s.next_event()).step, transaction_step::inside);
+  s.complete(-1);
+  EXPECT_EQ(s.take_output().back(), 'T');
+  s.feed(query_message("ROLLBACK"));
+  EXPECT_EQ(std::get<run_event>(*s.next_event()).step, transaction_step::end);
+  s.complete(-1);
+  EXPECT_EQ(s.take_output().back(), 'I');
+}

@@ -1,0 +1,49 @@
+#include "protocols/sql/transactions.hpp"
+
+#include "protocols/sql/statements.hpp"
+
+#include <string>
+
+namespace qf::sql {
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+} // namespace
+
+transaction_effect transaction_effect_of(std::string_view statement) {
+  // Seven words reach past "ROLLBACK WORK AND NO CHAIN" and "ROLLBACK
+  // TRANSACTION TO SAVEPOINT".
+  auto words = leading_keywords(statement, 7);
+  auto first = words.substr(0, words.find(' '));
+  if (first == "BEGIN" || words.rfind("START TRANSACTION", 0) == 0)
+    return transaction_effect::opens; // not START SLAVE
+  if (words.rfind("PREPARE TRANSACTION", 0) == 0) // the block leaves the session
+    return transaction_effect::ends;
+  if (first != "COMMIT" && first != "END" && first != "ROLLBACK" && first != "ABORT")
+    return transaction_effect::none;
+  std::string_view rest{words};
+  rest.remove_prefix(first.size());
+  for (std::string_view noise : {" WORK", " TRANSACTION"})
+    if (rest.rfind(noise, 0) == 0)
+      rest.remove_prefix(noise.size());
+  if (rest.rfind(" TO", 0) == 0 && (rest.size() == 3 || rest[3] == ' '))
+    return transaction_effect::none; // ROLLBACK TO SAVEPOINT
+  if (ends_with(rest, "AND CHAIN") && !ends_with(rest, "AND NO CHAIN"))
+    return transaction_effect::none; // a new block starts at once
+  return transaction_effect::ends;
+}
+
+transaction_step transaction_step_of(std::string_view statement, bool block_open) {
+  auto effect = transaction_effect_of(statement);
+  if (!block_open)
+    return effect == transaction_effect::opens ? transaction_step::begin
+                                               : transaction_step::none;
+  return effect == transaction_effect::ends ? transaction_step::end
+                                            : transaction_step::inside;
+}
+
+} // namespace qf::sql
