@@ -19,6 +19,8 @@ namespace qf {
 
 namespace {
 
+using sql::transaction_step;
+
 constexpr uint32_t rows_per_page = 4096;
 
 /// MySQL error codes for our refusals, each its own.
@@ -111,7 +113,10 @@ public:
     if (!kill_key_.empty())
       node_->wire_sessions->remove(std::exchange(kill_key_, {}));
     if (auto run = std::exchange(statement_, nullptr))
-      run->cancel(true);
+      run->cancel(true); // rolling back an open transaction
+    if (pinned_)
+      abandon_transaction(*node_, *pinned_);
+    pinned_.reset();
     if (fast_) {
       if (backend_)
         std::exchange(backend_, nullptr)->abandon();
@@ -189,9 +194,9 @@ private:
       login(*l);
     else if (auto* k = std::get_if<mysqlwire::kill_event>(&ev))
       kill(*k);
-    else if (std::holds_alternative<mysqlwire::tls_event>(ev)) {
+    else if (auto* tls = std::get_if<mysqlwire::tls_event>(&ev)) {
       flush_output(); // the answer goes out in the clear, then the handshake
-      conn_->start_tls();
+      conn_->start_tls(std::move(tls->received));
     } else {
       run(std::get<mysqlwire::query_event>(ev));
     }
@@ -269,6 +274,7 @@ private:
   // -- statements -------------------------------------------------------------
 
   void run(mysqlwire::query_event& ev) {
+    step_ = ev.step;
     if (!run_fast(ev))
       run_on_actors(std::move(ev.sql), std::move(ev.params));
   }
@@ -276,6 +282,8 @@ private:
   /// Admits and starts the statement on the fast lane; false when it must
   /// take the actor path (nothing was taken then).
   bool run_fast(mysqlwire::query_event& ev) {
+    if (pinned_ || ev.step != transaction_step::none) // blocks pin on the actor path
+      return false;
     auto active = node_->snapshot->load();
     if (!active)
       return false;
@@ -358,26 +366,44 @@ private:
     spec.id = node_->query_id(spec.ticket, "my_");
     spec.sql = std::move(sql);
     spec.params = std::move(values);
+    spec.keep_pinned = step_ == transaction_step::begin || step_ == transaction_step::inside;
+    if (step_ == transaction_step::inside || step_ == transaction_step::end)
+      spec.pinned = pinned_;
     spec.protocol = config::protocol::mysql_wire;
     spec.session.user = user_;
     spec.session.catalog = session_.database();
     columns_sent_ = false;
     statement_ = std::make_shared<statement_run>(
       node_, std::move(spec),
-      [weak = weak_from_this(), loop = conn_->loop().shared_from_this()](statement_page page) {
-        loop->post([weak, page = std::move(page)]() mutable {
+      [weak = weak_from_this(), node = node_,
+       loop = conn_->loop().shared_from_this()](statement_page page) {
+        loop->post([weak, node, page = std::move(page)]() mutable {
           if (auto self = weak.lock())
             self->on_page(page);
+          else if (page.pinned) // the session is gone: end its transaction
+            abandon_transaction(*node, *page.pinned);
         });
       });
     statement_->pull(rows_per_page);
   }
 
+  /// Takes a transaction's connection back from its last statement.
+  void take_pin(statement_page& page) {
+    if (page.pinned)
+      pinned_ = std::move(page.pinned);
+    if (step_ == transaction_step::end)
+      pinned_.reset(); // COMMIT or ROLLBACK released it
+  }
+
   /// One page of the running statement into the session.
   void on_page(statement_page& page) {
-    if (closed_ || !statement_)
+    if (closed_ || !statement_) {
+      if (page.pinned) // it finished as the client left
+        abandon_transaction(*node_, *page.pinned);
       return;
+    }
     if (page.failed) {
+      take_pin(page);
       statement_ = nullptr;
       session_.fail(error_for(page));
       return pump();
@@ -389,6 +415,7 @@ private:
     if (page.rows.rows() > 0)
       session_.rows(page.rows);
     if (page.done) {
+      take_pin(page);
       statement_ = nullptr;
       session_.complete(page.affected);
       return pump();
@@ -415,6 +442,8 @@ private:
   // The actor path.
   std::shared_ptr<statement_run> statement_; // running, if any
   bool columns_sent_ = false;
+  transaction_step step_ = transaction_step::none; // the running statement's
+  std::optional<pinned_connection> pinned_;        // an open block's connection and slot
 
   // The fast lane.
   std::optional<fast_statement> fast_;

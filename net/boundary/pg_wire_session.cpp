@@ -224,7 +224,7 @@ private:
       close_suspended();
     else if (std::holds_alternative<pgwire::tls_event>(ev)) {
       flush_output(); // the 'S' goes out in the clear, then the handshake
-      conn_->start_tls();
+      conn_->start_tls({}); // PostgreSQL clients wait for the 'S'
     } else if (auto* c = std::get_if<pgwire::cancel_event>(&ev)) {
       // A wrong secret simply names no session.
       node_->wire_sessions->cancel(std::to_string(c->process_id) + ":"

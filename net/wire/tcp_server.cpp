@@ -149,14 +149,15 @@ public:
     });
   }
 
-  void start_tls() override {
+  void start_tls(std::string received) override {
     // Inline like read_more(), so that a read_more() right after it sees
     // the handshake pending.
-    loop().dispatch([self = shared_from_this()] {
+    loop().dispatch([self = shared_from_this(), received = std::move(received)]() mutable {
       if (!self->owner_->tls)
         return self->shutdown();
       self->release_held(); // the 'S' goes out in the clear
       self->tls_pending_ = true;
+      self->tls_received_ = std::move(received);
       if (self->queue_.empty())
         self->handshake();
     });
@@ -351,12 +352,34 @@ private:
   void handshake() {
     tls_pending_ = false;
     ssl_ = SSL_new(owner_->tls.get());
-    if (!ssl_ || SSL_set_fd(ssl_, fd_) != 1)
+    if (!ssl_ || !attach_socket())
       return shutdown();
     SSL_set_accept_state(ssl_);
     SSL_set_mode(ssl_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     handshaking_ = true; // no read or write may run beside it
     step_handshake();
+  }
+
+  /// The socket under TLS; bytes already received are read first, through
+  /// a buffering BIO in front of the socket that holds them.
+  bool attach_socket() {
+    if (tls_received_.empty())
+      return SSL_set_fd(ssl_, fd_) == 1;
+    BIO* buffered = BIO_new(BIO_f_buffer());
+    BIO* socket_in = BIO_new_socket(fd_, BIO_NOCLOSE);
+    BIO* socket_out = BIO_new_socket(fd_, BIO_NOCLOSE);
+    if (!buffered || !socket_in || !socket_out
+        || BIO_set_buffer_read_data(buffered, tls_received_.data(),
+                                    static_cast<long>(tls_received_.size()))
+             != 1) {
+      BIO_free(buffered);
+      BIO_free(socket_in);
+      BIO_free(socket_out);
+      return false;
+    }
+    tls_received_.clear();
+    SSL_set_bio(ssl_, BIO_push(buffered, socket_in), socket_out); // owns both
+    return true;
   }
 
   void step_handshake() {
@@ -427,6 +450,7 @@ private:
   bool in_read_ = false;
   bool started_ = false;
   bool tls_pending_ = false; // start_tls() waits for the 'S' to be sent
+  std::string tls_received_; // the handshake's first bytes, read before it
   bool handshaking_ = false;
   bool closing_ = false;
   bool closed_ = false;

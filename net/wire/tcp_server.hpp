@@ -31,8 +31,9 @@ public:
   /// Lets the next chunk of input through.
   virtual void read_more() = 0;
   /// After what was written, runs the TLS handshake; the handler hears
-  /// on_tls_ready() and everything after is encrypted.
-  virtual void start_tls() = 0;
+  /// on_tls_ready() and everything after is encrypted. `received`: the
+  /// handshake's bytes the handler already took in.
+  virtual void start_tls(std::string received) = 0;
   /// The wire thread's loop, which the handler is called on: work posted
   /// there never runs beside the handler.
   virtual io::event_loop& loop() = 0;

@@ -16,6 +16,7 @@ namespace qf::mysqlwire {
 
 namespace {
 
+constexpr uint16_t status_in_trans = 1;
 constexpr uint16_t status_autocommit = 2;
 
 constexpr uint32_t offered_capabilities
@@ -50,8 +51,8 @@ std::string_view trim(std::string_view s) {
 }
 
 /// What a client may ask about the server through @@variables.
-std::string variable_value(std::string_view name,
-                           const std::string& server_version) {
+std::string variable_value(std::string_view name, const std::string& server_version,
+                           bool autocommit) {
   auto n = lower(name);
   for (auto prefix : {"session.", "global.", "local."})
     if (n.rfind(prefix, 0) == 0)
@@ -62,7 +63,9 @@ std::string variable_value(std::string_view name,
     return server_version;
   if (n == "max_allowed_packet")
     return "16777216";
-  if (n == "auto_increment_increment" || n == "autocommit")
+  if (n == "autocommit")
+    return autocommit ? "1" : "0";
+  if (n == "auto_increment_increment")
     return "1";
   if (n.rfind("character_set_", 0) == 0)
     return "utf8mb4";
@@ -83,6 +86,34 @@ std::string variable_value(std::string_view name,
   return "";
 }
 
+/// The value SET gives autocommit for this session, if it sets it:
+/// "autocommit = 0", "@@session.autocommit=OFF", "SESSION autocommit=1"...
+std::optional<bool> autocommit_assignment(std::string_view set_body) {
+  size_t start = 0;
+  std::optional<bool> value;
+  while (start <= set_body.size()) {
+    auto comma = set_body.find(',', start);
+    auto item = lower(trim(set_body.substr(
+      start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    start = comma == std::string_view::npos ? set_body.size() + 1 : comma + 1;
+    auto eq = item.find('=');
+    if (eq == std::string::npos)
+      continue;
+    std::string_view name = trim(std::string_view{item}.substr(0, eq));
+    for (std::string_view prefix : {"session ", "local ", "@@session.", "@@local.", "@@"})
+      if (name.rfind(prefix, 0) == 0)
+        name = trim(name.substr(prefix.size()));
+    if (name != "autocommit")
+      continue;
+    auto v = trim(std::string_view{item}.substr(eq + 1));
+    if (v == "0" || v == "off" || v == "false")
+      value = false;
+    else if (v == "1" || v == "on" || v == "true")
+      value = true;
+  }
+  return value;
+}
+
 } // namespace
 
 server_session::server_session(session_options opts) : opts_(std::move(opts)) {
@@ -91,7 +122,7 @@ server_session::server_session(session_options opts) : opts_(std::move(opts)) {
   h.connection_id = opts_.connection_id;
   h.scramble = opts_.scramble;
   h.capabilities = offered_capabilities | (opts_.tls_available ? client_ssl : 0);
-  h.status = status_autocommit;
+  h.status = status_autocommit; // every session starts so
   seq_ = 0;
   send(encode(h));
 }
@@ -140,14 +171,11 @@ void server_session::handle_login(const packet& p) {
       send(err_packet(1043, "08S01", "TLS is not configured on this server; "
                                      "connect without SSL"));
       state_ = state::closing;
-    } else if (!in_.empty()) {
-      // Bytes sent in the clear after asking for TLS could be injected.
-      send(err_packet(1043, "08S01", "received unencrypted data after an "
-                                     "SSL request"));
-      state_ = state::closing;
     } else {
+      // What followed the request is TLS: it goes to the handshake, never
+      // read here as plaintext commands.
       state_ = state::tls_handshake; // nothing more until the handshake
-      events_.push_back(tls_event{});
+      events_.push_back(tls_event{std::exchange(in_, {})});
     }
     return;
   }
@@ -183,7 +211,7 @@ void server_session::tls_started() {
 void server_session::accept() {
   if (state_ != state::awaiting_accept)
     return;
-  send(ok_packet(0, 0, status_autocommit, 0));
+  send(ok_packet(0, 0, status(), 0));
   state_ = state::idle;
   process();
 }
@@ -202,12 +230,12 @@ void server_session::handle_command(const packet& p) {
   if (std::holds_alternative<com_quit>(*cmd)) {
     state_ = state::closing;
   } else if (std::holds_alternative<com_ping>(*cmd)) {
-    send(ok_packet(0, 0, status_autocommit, 0));
+    send(ok_packet(0, 0, status(), 0));
   } else if (auto* db = std::get_if<com_init_db>(&*cmd)) {
     database_ = db->database;
-    send(ok_packet(0, 0, status_autocommit, 0));
+    send(ok_packet(0, 0, status(), 0));
   } else if (std::holds_alternative<com_field_list>(*cmd)) {
-    send(eof_packet(status_autocommit, 0)); // no column metadata here
+    send(eof_packet(status(), 0)); // no column metadata here
   } else if (auto* q = std::get_if<com_query>(&*cmd)) {
     if (!answer_locally(q->sql))
       start(q->sql, {}, false);
@@ -227,7 +255,7 @@ void server_session::handle_command(const packet& p) {
       send(err_packet(1243, "HY000", "unknown prepared statement handler"));
     } else {
       it->second.long_data = false;
-      send(ok_packet(0, 0, status_autocommit, 0));
+      send(ok_packet(0, 0, status(), 0));
     }
   } else {
     send(err_packet(1047, "08S01", "unknown command"));
@@ -240,7 +268,43 @@ void server_session::start(std::string sql,
   state_ = state::running;
   binary_rows_ = binary;
   current_sql_ = sql;
-  events_.push_back(query_event{std::move(sql), std::move(params)});
+  if (!autocommit_ && !block_open_
+      && sql::transaction_effect_of(sql) == sql::transaction_effect::none) {
+    // The statement opens a block implicitly, as on MySQL: the backend
+    // connection, shared and in autocommit, is told so first.
+    after_begin_ = query_event{std::move(sql), std::move(params), sql::transaction_step::inside};
+    current_step_ = sql::transaction_step::begin;
+    events_.push_back(query_event{"START TRANSACTION", {}, current_step_});
+    return;
+  }
+  current_step_ = sql::transaction_step_of(sql, block_open_);
+  events_.push_back(query_event{std::move(sql), std::move(params), current_step_});
+}
+
+void server_session::set_autocommit(bool on) {
+  bool commits = on && !autocommit_ && block_open_; // as MySQL does
+  autocommit_ = on;
+  if (!commits) {
+    send(ok_packet(0, 0, status(), 0));
+    return;
+  }
+  state_ = state::running;
+  current_sql_ = "COMMIT";
+  current_step_ = sql::transaction_step::end;
+  events_.push_back(query_event{current_sql_, {}, current_step_});
+}
+
+uint16_t server_session::status() const {
+  return static_cast<uint16_t>((autocommit_ ? status_autocommit : 0)
+                               | (block_open_ ? status_in_trans : 0));
+}
+
+void server_session::after_statement(bool ok) {
+  if (current_step_ == sql::transaction_step::begin && ok)
+    block_open_ = true;
+  else if (current_step_ == sql::transaction_step::end)
+    block_open_ = false; // committed, rolled back, or gone with a failed COMMIT
+  current_step_ = sql::transaction_step::none;
 }
 
 /// COM_STMT_PREPARE: the statement is checked when it first runs, so the
@@ -272,7 +336,7 @@ void server_session::prepare(const std::string& sql) {
   if (stmt.params > 0) {
     for (size_t i = 0; i < stmt.params; ++i)
       send(column_definition({"?", {type_id::varchar}}));
-    send(eof_packet(status_autocommit, 0));
+    send(eof_packet(status(), 0));
   }
   prepared_.emplace(id, std::move(stmt));
 }
@@ -307,7 +371,10 @@ bool server_session::answer_locally(const std::string& sql) {
   auto kw = sql::leading_keyword(text);
   auto low = lower(text);
   if (kw == "SET") {
-    send(ok_packet(0, 0, status_autocommit, 0));
+    if (auto on = autocommit_assignment(sql::after_leading_keyword(text)))
+      set_autocommit(*on);
+    else
+      send(ok_packet(0, 0, status(), 0));
     return true;
   }
   if (kw == "KILL") {
@@ -359,9 +426,14 @@ bool server_session::answer_locally(const std::string& sql) {
                                             : comma - start));
       if (item.rfind("@@", 0) != 0)
         return false; // not only variables: leave it to the engine
-      cols.push_back({std::string{item}, {type_id::varchar}});
+      auto name = item; // "@@x AS y" is named y
+      if (auto as = lower(item).find(" as "); as != std::string::npos) {
+        name = trim(item.substr(as + 4));
+        item = trim(item.substr(0, as));
+      }
+      cols.push_back({std::string{name}, {type_id::varchar}});
       rows.cells.emplace_back(
-        variable_value(item.substr(2), opts_.server_version));
+        variable_value(item.substr(2), opts_.server_version, autocommit_));
       if (comma == std::string_view::npos)
         break;
       start = comma + 1;
@@ -380,7 +452,7 @@ void server_session::send_columns(const std::vector<column>& cols) {
   send(count);
   for (const auto& c : cols)
     send(column_definition(c));
-  send(eof_packet(status_autocommit, 0));
+  send(eof_packet(status(), 0));
 }
 
 void server_session::send_result(const std::vector<column>& cols,
@@ -388,11 +460,11 @@ void server_session::send_result(const std::vector<column>& cols,
   send_columns(cols);
   for (size_t r = 0; r < rows.rows(); ++r)
     send(text_row(cols, rows, r));
-  send(eof_packet(status_autocommit, 0));
+  send(eof_packet(status(), 0));
 }
 
 void server_session::columns(const std::vector<column>& cols) {
-  if (state_ != state::running)
+  if (state_ != state::running || after_begin_)
     return;
   // DuckDB answers DML and DDL with one "Count" column; MySQL clients
   // expect an OK packet with the affected rows.
@@ -407,6 +479,8 @@ void server_session::columns(const std::vector<column>& cols) {
 }
 
 void server_session::rows(const row_batch& batch) {
+  if (after_begin_)
+    return;
   if (dml_count_ && batch.rows() > 0 && batch.at(0, 0)) {
     const auto& v = *batch.at(0, 0);
     int64_t n = 0;
@@ -424,12 +498,18 @@ void server_session::rows(const row_batch& batch) {
 void server_session::complete(int64_t affected_rows) {
   if (state_ != state::running)
     return;
+  after_statement(true);
+  if (after_begin_) { // the block is open: now the client's statement
+    events_.push_back(std::move(*after_begin_));
+    after_begin_.reset();
+    current_step_ = sql::transaction_step::inside;
+    return;
+  }
   auto affected = dml_count_ ? *dml_count_ : affected_rows;
   if (current_columns_.empty())
-    send(ok_packet(static_cast<uint64_t>(std::max<int64_t>(affected, 0)), 0,
-                   status_autocommit, 0));
+    send(ok_packet(static_cast<uint64_t>(std::max<int64_t>(affected, 0)), 0, status(), 0));
   else
-    send(eof_packet(status_autocommit, 0));
+    send(eof_packet(status(), 0));
   end_statement();
 }
 
@@ -444,6 +524,8 @@ void server_session::end_statement() {
 void server_session::fail(const error_info& e) {
   if (state_ != state::running)
     return;
+  after_statement(false);
+  after_begin_.reset(); // the client's statement never ran: this is its answer
   send(err_packet(e.code, e.sqlstate, e.message));
   end_statement();
 }

@@ -7,6 +7,7 @@
 #include "protocols/common/sans_io.hpp"
 #include "protocols/mysqlwire/binary.hpp"
 #include "protocols/mysqlwire/packets.hpp"
+#include "protocols/sql/transactions.hpp"
 
 #include <map>
 #include <optional>
@@ -39,6 +40,7 @@ struct login_event {
 struct query_event {
   std::string sql;
   std::vector<std::optional<std::string>> params;
+  sql::transaction_step step = sql::transaction_step::none;
 };
 
 /// KILL [QUERY | CONNECTION] id: the driver stops that connection's query
@@ -50,7 +52,11 @@ struct kill_event {
 
 /// The client asked for TLS: send the output, run the handshake, then call
 /// tls_started(). The login continues inside TLS.
-struct tls_event {};
+struct tls_event {
+  /// The handshake's first bytes, if they came with the request: a MySQL
+  /// client does not wait for an answer before its ClientHello.
+  std::string received;
+};
 
 using session_event
   = std::variant<login_event, query_event, kill_event, tls_event>;
@@ -106,6 +112,11 @@ private:
   void execute(const com_stmt_execute& cmd);
   void start(std::string sql, std::vector<std::optional<std::string>> params,
              bool binary);
+  /// SET autocommit: kept here, as the backend connections are shared.
+  void set_autocommit(bool on);
+  /// SERVER_STATUS_IN_TRANS and SERVER_STATUS_AUTOCOMMIT as they stand.
+  uint16_t status() const;
+  void after_statement(bool ok);
 
   struct prepared_statement {
     std::string sql; // with $n placeholders
@@ -126,6 +137,15 @@ private:
   bool tls_ = false;
   std::map<uint32_t, prepared_statement> prepared_;
   uint32_t next_statement_id_ = 1;
+
+  // Transactions: a block pins its backend connection in the driver.
+  bool autocommit_ = true;
+  bool block_open_ = false;
+  sql::transaction_step current_step_ = sql::transaction_step::none;
+  /// With autocommit off, a statement outside a block waits here while
+  /// the START TRANSACTION run for it opens one; that run's answer is
+  /// not the client's.
+  std::optional<query_event> after_begin_;
 };
 
 } // namespace qf::mysqlwire

@@ -176,6 +176,73 @@ test('KILL QUERY from another MySQL connection stops the query on MariaDB', asyn
   victim.destroy();
 });
 
+test('transactions through the MySQL frontend hold one MariaDB connection; ROLLBACK, savepoints and autocommit off work', async () => {
+  const c = await through();
+  const d = await direct();
+  const ids = async () => (await d.query('SELECT id FROM qf_my_e2e WHERE id >= 300 ORDER BY id'))[0].map((r) => r.id);
+  await d.query('DELETE FROM qf_my_e2e WHERE id >= 300');
+  await c.beginTransaction();
+  const [[{ id: conn1 }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  const [ok] = await c.query("INSERT INTO qf_my_e2e (id, name) VALUES (300, 'rolled back')");
+  assert.equal(ok.serverStatus & 1, 1, 'the OK says a transaction is open');
+  const [[{ n }]] = await c.query('SELECT count(*) AS n FROM qf_my_e2e WHERE id = 300');
+  assert.equal(Number(n), 1, 'the block sees its own insert');
+  assert.deepEqual(await ids(), [], 'nobody else does');
+  const [[{ id: conn2 }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  assert.equal(conn2, conn1, 'every statement of the block ran on one MariaDB connection');
+  await c.rollback();
+
+  await c.query('START TRANSACTION');
+  await c.query("INSERT INTO qf_my_e2e (id, name) VALUES (301, 'kept')");
+  await c.query('SAVEPOINT a');
+  await c.query("INSERT INTO qf_my_e2e (id, name) VALUES (302, 'undone')");
+  await c.query('ROLLBACK TO SAVEPOINT a');
+  await c.execute('INSERT INTO qf_my_e2e (id, name) VALUES (?, ?)', [303, 'prepared, kept']);
+  await c.commit();
+  assert.deepEqual(await ids(), [301, 303]);
+
+  // autocommit off, as Connector/J and PyMySQL set it: every statement is in a block.
+  await c.query('SET autocommit = 0');
+  const [[vars]] = await c.query('SELECT @@autocommit AS a');
+  assert.equal(Number(vars.a), 0);
+  await c.query("INSERT INTO qf_my_e2e (id, name) VALUES (304, 'rolled back')");
+  await c.query('ROLLBACK');
+  await c.query("INSERT INTO qf_my_e2e (id, name) VALUES (305, 'committed')");
+  await c.query('COMMIT');
+  await c.query("INSERT INTO qf_my_e2e (id, name) VALUES (306, 'by autocommit=1')");
+  assert.deepEqual(await ids(), [301, 303, 305]);
+  await c.query('SET autocommit = 1');
+  assert.deepEqual(await ids(), [301, 303, 305, 306]);
+  await c.end();
+  await d.end();
+});
+
+test('a MySQL client that disconnects mid-transaction has it rolled back and its slot freed', async () => {
+  const c = await through();
+  await c.beginTransaction();
+  await c.query("INSERT INTO qf_my_e2e (id, name) VALUES (310, 'never committed')");
+  c.destroy(); // gone without a word
+  const deadline = Date.now() + 5000;
+  let running = -1;
+  while (Date.now() < deadline) {
+    running = (await gw.admin('/admin/clusters')).body.find((x) => x.name === 'maria').runningQueries;
+    if (running === 0) break;
+    await sleep(50);
+  }
+  assert.equal(running, 0, 'the transaction slot was released');
+  const d = await direct();
+  let open = 1;
+  let n = 1;
+  while (Date.now() < deadline && (open !== 0 || n !== 0)) {
+    open = Number((await d.query('SELECT count(*) AS n FROM information_schema.innodb_trx'))[0][0].n);
+    n = Number((await d.query('SELECT count(*) AS n FROM qf_my_e2e WHERE id = 310'))[0][0].n);
+    if (open !== 0 || n !== 0) await sleep(50);
+  }
+  await d.end();
+  assert.equal(n, 0, 'the insert was rolled back');
+  assert.equal(open, 0, 'no transaction is left open on MariaDB');
+});
+
 test('mysqlslap drives MariaDB through QueryFlux', () => {
   const r = spawnSync('mysqlslap', ['--no-defaults', '-h127.0.0.1', `-P${ports.my}`, '-uapp',
     '--create-schema=qf_slap', '--query=SELECT count(*) FROM qftest.qf_my_e2e',

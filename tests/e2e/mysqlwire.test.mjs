@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import net from 'node:net';
+import { Duplex } from 'node:stream';
 import mysql from 'mysql2/promise';
 import { startGateway, config, selfSignedCert } from './support/gateway.mjs';
 
@@ -20,6 +22,30 @@ function gatewayConfig(ports, extra = {}) {
   cfg.queryflux.frontends.mysqlWire = { enabled: true, port: ports.my };
   Object.assign(cfg, extra);
   return cfg;
+}
+
+/// A socket that sends what is written in one tick as one write: mysql2's
+/// SSLRequest and its TLS ClientHello then reach the server together, as
+/// they do by chance on a loaded machine.
+function coalescingSocket(port) {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.setNoDelay(true);
+  let pending = [];
+  const stream = new Duplex({
+    read() {},
+    write(chunk, _encoding, done) {
+      pending.push(chunk);
+      if (pending.length === 1)
+        setImmediate(() => socket.write(Buffer.concat(pending.splice(0))));
+      done();
+    },
+    final(done) { socket.end(); done(); },
+    destroy(err, done) { socket.destroy(); done(err); },
+  });
+  socket.on('data', (bytes) => stream.push(bytes));
+  socket.on('end', () => stream.push(null));
+  socket.on('error', (e) => stream.destroy(e));
+  return stream;
 }
 
 function mariadb(port, args) {
@@ -146,4 +172,10 @@ test('TLS on the MySQL frontend: mysql2 and the mariadb CLI log in over TLS', as
   assert.equal(cli.stdout, '3\n');
   const bad = mariadb(ports.my, ['-ualice', '-pwrong', '--ssl', '-e', 'SELECT 1']);
   assert.match(bad.stderr, /ERROR 1045 \(28000\)/);
+  // The ClientHello in the same segment as the SSLRequest is the handshake's start.
+  const together = await mysql.createConnection({ stream: coalescingSocket(ports.my), user: 'alice',
+    password: 's3cret', ssl: { rejectUnauthorized: false } });
+  t.after(() => together.end().catch(() => {}));
+  const [one] = await together.query('SELECT count(*)::INTEGER AS n FROM t');
+  assert.deepEqual(one, [{ n: 3 }]);
 });

@@ -2,11 +2,13 @@
 // values, the handshake both ways, commands, and server messages.
 #include "protocols/mysqlwire/little_endian.hpp"
 #include "protocols/mysqlwire/packets.hpp"
+#include "protocols/mysqlwire/session.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace qf;
 using namespace qf::mysqlwire;
+using qf::sql::transaction_step;
 
 namespace {
 
@@ -300,6 +302,19 @@ TEST(mysqlwire_session, with_tls_an_ssl_request_starts_the_handshake_then_login_
   EXPECT_EQ(ok[0].sequence, 3);
 }
 
+TEST(mysqlwire_session, a_client_hello_sent_with_the_ssl_request_goes_to_the_handshake) {
+  session_options opts{7, std::string(20, 's')};
+  opts.tls_available = true;
+  server_session s{opts};
+  s.take_output();
+  s.feed(ssl_request() + "\x16\x03\x01hello"); // MySQL clients do not wait
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<tls_event>(*ev));
+  EXPECT_EQ(std::get<tls_event>(*ev).received, "\x16\x03\x01hello");
+  EXPECT_TRUE(s.take_output().empty());
+  EXPECT_FALSE(s.closing());
+}
+
 TEST(mysqlwire_session, a_rejected_login_gets_err_and_closes) {
   server_session s{{7, std::string(20, 's')}};
   s.take_output();
@@ -349,6 +364,11 @@ TEST(mysqlwire_session, connect_time_questions_are_answered_here) {
   auto out = packets_of(s.take_output());
   ASSERT_EQ(out.size(), 5u);
   EXPECT_NE(out[3].payload.find("QueryFlux"), std::string::npos);
+  s.feed(command_packet("\x03SELECT @@max_allowed_packet AS mp"));
+  out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_NE(out[1].payload.find("\x02mp"), std::string::npos); // named by its alias
+  EXPECT_NE(out[3].payload.find("16777216"), std::string::npos);
   s.feed(command_packet("\x03SELECT DATABASE()"));
   out = packets_of(s.take_output());
   ASSERT_EQ(out.size(), 5u);
@@ -552,4 +572,103 @@ TEST(mysqlwire_binary, parameter_types_decode_to_text) {
     "-1", "65535", "-7", "1.5", "3.141592653589793", "2024-02-29",
     "1999-12-31 23:59:59", "-26:03:04"};
   EXPECT_EQ(*v, expected);
+}
+
+namespace {
+
+/// The status flags of an OK packet whose counts fit in one byte each.
+uint16_t ok_status(const packet& p) {
+  return static_cast<uint16_t>(static_cast<uint8_t>(p.payload[3])
+                               | static_cast<uint8_t>(p.payload[4]) << 8);
+}
+
+constexpr uint16_t in_trans = 1;
+constexpr uint16_t autocommit = 2;
+
+/// Runs the next event as a command without rows; returns it.
+query_event run_command(server_session& s) {
+  auto ev = std::get<query_event>(*s.next_event());
+  s.columns({});
+  s.complete(0);
+  return ev;
+}
+
+} // namespace
+
+TEST(mysqlwire_session, transaction_blocks_pin_and_report_in_trans) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03START TRANSACTION"));
+  EXPECT_EQ(run_command(s).step, transaction_step::begin);
+  EXPECT_EQ(ok_status(packets_of(s.take_output()).at(0)), in_trans | autocommit);
+  s.feed(command_packet("\x03INSERT INTO t VALUES (1)"));
+  EXPECT_EQ(run_command(s).step, transaction_step::inside);
+  s.feed(command_packet("\x03ROLLBACK TO SAVEPOINT a"));
+  EXPECT_EQ(run_command(s).step, transaction_step::inside);
+  s.take_output();
+  s.feed(command_packet("\x03ROLLBACK"));
+  EXPECT_EQ(run_command(s).step, transaction_step::end);
+  EXPECT_EQ(ok_status(packets_of(s.take_output()).at(0)), autocommit);
+  s.feed(command_packet("\x03SELECT 1"));
+  EXPECT_EQ(std::get<query_event>(*s.next_event()).step, transaction_step::none);
+}
+
+TEST(mysqlwire_session, a_failed_begin_leaves_no_block) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03" "BEGIN"));
+  s.next_event();
+  s.fail({1105, "HY000", "no"});
+  s.take_output();
+  s.feed(command_packet("\x03SELECT 1"));
+  EXPECT_EQ(std::get<query_event>(*s.next_event()).step, transaction_step::none);
+}
+
+TEST(mysqlwire_session, with_autocommit_off_a_statement_opens_a_block_first) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03SET SESSION autocommit = OFF"));
+  EXPECT_FALSE(s.next_event()); // kept here: the backends are shared
+  EXPECT_EQ(ok_status(packets_of(s.take_output()).at(0)), 0);
+  s.feed(command_packet("\x03INSERT INTO t VALUES (1)"));
+  auto begin = run_command(s); // its OK is not the client's
+  EXPECT_EQ(begin.sql, "START TRANSACTION");
+  EXPECT_EQ(begin.step, transaction_step::begin);
+  EXPECT_TRUE(s.take_output().empty());
+  auto insert = std::get<query_event>(*s.next_event());
+  EXPECT_EQ(insert.sql, "INSERT INTO t VALUES (1)");
+  EXPECT_EQ(insert.step, transaction_step::inside);
+  s.columns({});
+  s.complete(1);
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].payload[1], '\x01'); // the insert's own OK
+  EXPECT_EQ(ok_status(out[0]), in_trans);
+  s.feed(command_packet("\x03" "COMMIT"));
+  EXPECT_EQ(run_command(s).step, transaction_step::end);
+  s.take_output();
+  // A failed implicit begin answers the statement that needed it.
+  s.feed(command_packet("\x03SELECT 2"));
+  s.next_event();
+  s.fail({2013, "HY000", "lost"});
+  out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].payload[0], '\xff');
+  EXPECT_FALSE(s.next_event());
+}
+
+TEST(mysqlwire_session, autocommit_back_on_commits_the_open_block) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03SET autocommit=0"));
+  s.take_output();
+  s.feed(command_packet("\x03SELECT @@autocommit"));
+  EXPECT_NE(s.take_output().find('0'), std::string::npos);
+  s.feed(command_packet("\x03INSERT INTO t VALUES (1)"));
+  run_command(s);
+  run_command(s);
+  s.take_output();
+  s.feed(command_packet("\x03SET @@autocommit=1"));
+  auto commit = run_command(s);
+  EXPECT_EQ(commit.sql, "COMMIT");
+  EXPECT_EQ(commit.step, transaction_step::end);
+  EXPECT_EQ(ok_status(packets_of(s.take_output()).at(0)), autocommit);
+  s.feed(command_packet("\x03SET autocommit=1, sql_mode=''"));
+  EXPECT_FALSE(s.next_event()); // nothing open: nothing to commit
 }
