@@ -274,7 +274,7 @@ void server_session::start(std::string sql,
     // connection, shared and in autocommit, is told so first.
     after_begin_ = query_event{std::move(sql), std::move(params), sql::transaction_step::inside};
     current_step_ = sql::transaction_step::begin;
-    events_.push_back(query_event{"START TRANSACTION", {}, current_step_});
+    events_.push_back(query_event{"BEGIN", {}, current_step_}); // SQLite knows no START
     return;
   }
   current_step_ = sql::transaction_step_of(sql, block_open_);

@@ -143,7 +143,7 @@ private:
   bool block_open_ = false;
   sql::transaction_step current_step_ = sql::transaction_step::none;
   /// With autocommit off, a statement outside a block waits here while
-  /// the START TRANSACTION run for it opens one; that run's answer is
+  /// the BEGIN run for it opens one; that run's answer is
   /// not the client's.
   std::optional<query_event> after_begin_;
 };

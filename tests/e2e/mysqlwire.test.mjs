@@ -65,6 +65,10 @@ test('the mariadb CLI queries DuckDB through QueryFlux', async (t) => {
   const dml = mariadb(ports.my, ['-ualice', '-B', '-N', '-e', 'CREATE TABLE u (x INTEGER); INSERT INTO u VALUES (1), (2); SELECT count(*) FROM u']);
   assert.equal(dml.status, 0, dml.stderr);
   assert.equal(dml.stdout, '2\n');
+  const tx = mariadb(ports.my, ['-ualice', '-B', '-N', '-e', 'CREATE TABLE v (x INTEGER); BEGIN; INSERT INTO v VALUES (1); '
+    + 'ROLLBACK; SET autocommit = 0; INSERT INTO v VALUES (2); COMMIT; INSERT INTO v VALUES (3); ROLLBACK; SELECT x FROM v']);
+  assert.equal(tx.status, 0, tx.stderr);
+  assert.equal(tx.stdout, '2\n', 'DuckDB transactions through the MySQL frontend');
   const bad = mariadb(ports.my, ['-ualice', '-e', 'SELEC 1']);
   assert.notEqual(bad.status, 0);
   assert.match(bad.stderr, /ERROR 1064 \(42000\)/);
