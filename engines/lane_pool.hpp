@@ -5,6 +5,7 @@
 #pragma once
 
 #include "engines/lane_pool_fwd.hpp"
+#include "io/round_clock.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -36,7 +37,7 @@ public:
   /// one idle for less is handed over unchecked, as pgbouncer reuses a
   /// connection within server_check_delay (30 s there).
   std::shared_ptr<Connection> take() {
-    auto now = std::chrono::steady_clock::now();
+    auto now = io::round_clock::steady();
     for (;;) {
       idle_connection idle;
       {
@@ -62,7 +63,7 @@ public:
       return;
     std::lock_guard guard{mtx_};
     if (!retired_ && idle_.size() < max_idle_)
-      idle_.push_back({std::move(conn), std::chrono::steady_clock::now()});
+      idle_.push_back({std::move(conn), io::round_clock::steady()});
   }
 
   /// The cluster was replaced or deleted: close the idle connections and

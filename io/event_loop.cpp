@@ -1,5 +1,7 @@
 #include "io/event_loop.hpp"
 
+#include "io/round_clock.hpp"
+
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -202,6 +204,7 @@ bool event_loop::wait_and_dispatch() {
   std::array<epoll_event, 128> events;
   int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
                        more_now ? 0 : -1);
+  round_clock::begin_round();
   {
     std::lock_guard guard{mtx_};
     waiting_ = false;

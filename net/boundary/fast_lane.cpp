@@ -39,7 +39,7 @@ void fast_lane_books::ended(fast_statement st, io::event_loop& loop, std::string
   // the answers of this round of events. in_flight covers the record, so
   // a drain waits for it.
   loop.post([self = shared_from_this(), st = std::move(st),
-             ended = std::chrono::steady_clock::now(), series = series_,
+             ended = io::round_clock::steady(), series = series_,
              status = std::move(status), error = std::move(error)]() mutable {
     self->record(st, ended, *series, std::move(status), std::move(error));
   });

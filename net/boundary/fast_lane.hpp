@@ -8,6 +8,7 @@
 #include "actors/data/cluster_state.hpp"
 #include "actors/node/metrics.hpp"
 #include "actors/routing/router_chain.hpp"
+#include "io/round_clock.hpp"
 
 #include <chrono>
 #include <memory>
@@ -28,8 +29,8 @@ struct fast_statement {
   std::string sql;
   routing::decision route;
   std::shared_ptr<cluster_state> cluster;
-  std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
-  int64_t created_wall_ms = wall_ms();
+  std::chrono::steady_clock::time_point created = io::round_clock::steady();
+  int64_t created_wall_ms = io::round_clock::wall_ms();
   int64_t rows = 0;
   bool cancelled = false; // while its connection was opening
 };

@@ -268,8 +268,9 @@ void server_session::start(std::string sql,
   state_ = state::running;
   binary_rows_ = binary;
   current_sql_ = sql;
+  auto keyword = sql::leading_keyword(sql);
   if (!autocommit_ && !block_open_
-      && sql::transaction_effect_of(sql) == sql::transaction_effect::none) {
+      && sql::transaction_effect_of(sql, keyword) == sql::transaction_effect::none) {
     // The statement opens a block implicitly, as on MySQL: the backend
     // connection, shared and in autocommit, is told so first.
     after_begin_ = query_event{std::move(sql), std::move(params), sql::transaction_step::inside};
@@ -277,7 +278,7 @@ void server_session::start(std::string sql,
     events_.push_back(query_event{"BEGIN", {}, current_step_}); // SQLite knows no START
     return;
   }
-  current_step_ = sql::transaction_step_of(sql, block_open_);
+  current_step_ = sql::transaction_step_of(sql, keyword, block_open_);
   events_.push_back(query_event{std::move(sql), std::move(params), current_step_});
 }
 

@@ -162,8 +162,8 @@ void server_session::set_current(std::string_view sql) {
   current_keyword_ = sql::leading_keyword(current_);
 }
 
-transaction_step server_session::step_of(std::string_view statement) const {
-  return sql::transaction_step_of(statement, transaction_ != transaction::idle);
+transaction_step server_session::current_step_of() const {
+  return sql::transaction_step_of(current_, current_keyword_, transaction_ != transaction::idle);
 }
 
 /// Moves the block's state along once a statement has ended.
@@ -473,7 +473,7 @@ void server_session::handle_execute(const std::string& portal_name,
       finish_extended();
     return;
   }
-  current_step_ = step_of(current_);
+  current_step_ = current_step_of();
   events_.push_back(run_event{current_, p->second.params, current_step_});
 }
 
@@ -654,7 +654,7 @@ void server_session::next_statement() {
         return; // it failed, and fail() answered the query
       continue;
     }
-    current_step_ = step_of(current_);
+    current_step_ = current_step_of();
     events_.push_back(run_event{current_, {}, current_step_});
     return; // the driver reports; complete() or fail() continues
   }

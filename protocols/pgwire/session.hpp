@@ -205,7 +205,7 @@ private:
   void protocol_violation(const char* what);
   char transaction_status() const;
   void send_ready();
-  transaction_step step_of(std::string_view statement) const;
+  transaction_step current_step_of() const;
   /// A setting's value by its name in any case, and the name as spelled
   /// here; null when no such setting is known.
   std::string* find_setting(std::string_view name, std::string_view& canonical);

@@ -15,16 +15,25 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 } // namespace
 
 transaction_effect transaction_effect_of(std::string_view statement) {
+  return transaction_effect_of(statement, leading_keyword(statement));
+}
+
+transaction_effect transaction_effect_of(std::string_view statement,
+                                         std::string_view first) {
+  if (first == "BEGIN")
+    return transaction_effect::opens;
+  if (first != "START" && first != "PREPARE" && first != "COMMIT" && first != "END"
+      && first != "ROLLBACK" && first != "ABORT")
+    return transaction_effect::none;
   // Seven words reach past "ROLLBACK WORK AND NO CHAIN" and "ROLLBACK
   // TRANSACTION TO SAVEPOINT".
   auto words = leading_keywords(statement, 7);
-  auto first = words.substr(0, words.find(' '));
-  if (first == "BEGIN" || words.rfind("START TRANSACTION", 0) == 0)
-    return transaction_effect::opens; // not START SLAVE
-  if (words.rfind("PREPARE TRANSACTION", 0) == 0) // the block leaves the session
-    return transaction_effect::ends;
-  if (first != "COMMIT" && first != "END" && first != "ROLLBACK" && first != "ABORT")
-    return transaction_effect::none;
+  if (first == "START")
+    return words.rfind("START TRANSACTION", 0) == 0 ? transaction_effect::opens // not START SLAVE
+                                                     : transaction_effect::none;
+  if (first == "PREPARE") // PREPARE TRANSACTION: the block leaves the session
+    return words.rfind("PREPARE TRANSACTION", 0) == 0 ? transaction_effect::ends
+                                                       : transaction_effect::none;
   std::string_view rest{words};
   rest.remove_prefix(first.size());
   for (std::string_view noise : {" WORK", " TRANSACTION"})
@@ -38,7 +47,12 @@ transaction_effect transaction_effect_of(std::string_view statement) {
 }
 
 transaction_step transaction_step_of(std::string_view statement, bool block_open) {
-  auto effect = transaction_effect_of(statement);
+  return transaction_step_of(statement, leading_keyword(statement), block_open);
+}
+
+transaction_step transaction_step_of(std::string_view statement,
+                                     std::string_view leading_keyword, bool block_open) {
+  auto effect = transaction_effect_of(statement, leading_keyword);
   if (!block_open)
     return effect == transaction_effect::opens ? transaction_step::begin
                                                : transaction_step::none;

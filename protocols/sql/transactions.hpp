@@ -23,8 +23,14 @@ enum class transaction_effect {
 /// ROLLBACK TO [SAVEPOINT] and COMMIT/ROLLBACK ... AND CHAIN end nothing:
 /// the block goes on, so its connection must stay.
 transaction_effect transaction_effect_of(std::string_view statement);
+/// The same, given the statement's leading_keyword() already read: most
+/// statements are told by it alone, at no further cost.
+transaction_effect transaction_effect_of(std::string_view statement,
+                                         std::string_view leading_keyword);
 
 /// The step a statement takes, given whether a block is open.
 transaction_step transaction_step_of(std::string_view statement, bool block_open);
+transaction_step transaction_step_of(std::string_view statement,
+                                     std::string_view leading_keyword, bool block_open);
 
 } // namespace qf::sql

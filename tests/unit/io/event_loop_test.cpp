@@ -3,6 +3,7 @@
 // events, and a watch closed from another thread mid-round hears nothing
 // more and frees its descriptor.
 #include "io/event_loop.hpp"
+#include "io/round_clock.hpp"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -259,4 +260,24 @@ TEST(event_loop, stopping_drops_what_was_posted_even_tasks_that_post_again) {
   guard.reset();
   other->stop();
   EXPECT_EQ(ran, 0);
+}
+
+TEST(event_loop, statements_of_one_round_read_the_clock_the_loop_read_as_it_woke) {
+  auto loop = io::event_loop::create();
+  loop->start();
+  auto [first, second] = on_loop(*loop, [] {
+    auto a = io::round_clock::steady();
+    std::this_thread::sleep_for(2ms);
+    return std::pair{a, io::round_clock::steady()};
+  });
+  EXPECT_EQ(first, second); // one round, one reading
+  auto next_round = on_loop(*loop, [] { return io::round_clock::steady(); });
+  EXPECT_GE(next_round - first, 2ms);
+  auto wall = on_loop(*loop, [] { return io::round_clock::wall_ms(); });
+  EXPECT_LE(std::abs(wall - io::round_clock::wall_ms()), 1000); // the system clock's
+  // Off a loop's thread the clock is read at each call.
+  auto off = io::round_clock::steady();
+  std::this_thread::sleep_for(1ms);
+  EXPECT_GT(io::round_clock::steady(), off);
+  loop->stop();
 }
