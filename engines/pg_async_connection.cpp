@@ -466,6 +466,8 @@ void pg_async_connection::forget_failed_statement(const engine_error& e) {
 
 void pg_async_connection::end_run() {
   running_ = false;
+  auto status = PQtransactionStatus(conn_); // libpq read this run's ReadyForQuery
+  in_transaction_ = status == PQTRANS_INTRANS || status == PQTRANS_INERROR;
   auto to = std::exchange(to_, nullptr);
   if (!to)
     return;
@@ -516,8 +518,13 @@ bool pg_async_connection::quiet() const {
 }
 
 bool pg_async_connection::reusable() const {
-  return !running_ && !broken_ && !in_transaction_ && PQstatus(conn_) == CONNECTION_OK
-         && PQtransactionStatus(conn_) == PQTRANS_IDLE;
+  // Not PQtransactionStatus(): relays pass beside libpq, whose own idea of
+  // the status is the last one it read.
+  return !running_ && !broken_ && !in_transaction_ && PQstatus(conn_) == CONNECTION_OK;
+}
+
+bool pg_async_connection::holds_transaction() const {
+  return !running_ && !broken_ && in_transaction_ && PQstatus(conn_) == CONNECTION_OK;
 }
 
 } // namespace qf::engines

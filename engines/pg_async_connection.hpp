@@ -101,6 +101,10 @@ public:
   /// Idle, connected and in no transaction: fit for the next statement.
   bool reusable() const;
 
+  /// Idle and connected inside a transaction block (or a failed one),
+  /// by the last ReadyForQuery: its session's block goes on here.
+  bool holds_transaction() const;
+
   /// Nothing arrived while it was idle: still usable, as far as can be
   /// known without a round trip.
   bool quiet() const;

@@ -25,15 +25,18 @@ void fast_lane_books::open(std::string user, std::string source, std::string cat
 void fast_lane_books::admitted(fast_statement& st) {
   auto& series = series_for(st.route.group, st.cluster);
   node_->stats->queue_wait(series, 0.0);
-  node_->stats->running_changed(series, 1);
+  if (!st.in_block)
+    node_->stats->running_changed(series, 1);
   st.id = node_->query_id(node_->next_ticket.fetch_add(1), id_prefix_);
   summary_->begin(st.id, sql::preview(st.sql, 160), st.route.group, st.cluster->name);
 }
 
 void fast_lane_books::ended(fast_statement st, io::event_loop& loop, std::string status,
                             std::string error) {
-  node_->stats->running_changed(*series_, -1); // before a waiter raises it
-  st.cluster->release();
+  if (!st.block_goes_on) {
+    node_->stats->running_changed(*series_, -1); // before a waiter raises it
+    st.cluster->release();
+  }
   summary_->end();
   // Posted: no client waits for its history record, so it comes after
   // the answers of this round of events. in_flight covers the record, so
@@ -70,6 +73,11 @@ void fast_lane_books::record(fast_statement& st, std::chrono::steady_clock::time
   node_->record_finished(std::move(r),
                          std::chrono::duration<double>(ended - st.created).count(), &series);
   node_->in_flight.fetch_sub(1);
+}
+
+void fast_lane_books::block_dropped(cluster_state& cluster) {
+  node_->stats->running_changed(*series_, -1);
+  cluster.release();
 }
 
 metrics::route_series& fast_lane_books::series_for(const std::string& group,

@@ -33,6 +33,10 @@ struct fast_statement {
   int64_t created_wall_ms = io::round_clock::wall_ms();
   int64_t rows = 0;
   bool cancelled = false; // while its connection was opening
+  // A transaction block holds one slot from its first statement to its
+  // last, as the actor path's pinned connection does.
+  bool in_block = false;    // admitted under the block's slot
+  bool block_goes_on = false; // ended with the block open: the slot stays
 };
 
 class fast_lane_books : public std::enable_shared_from_this<fast_lane_books> {
@@ -57,9 +61,13 @@ public:
   /// before): counted as running, given its id, shown.
   void admitted(fast_statement& st);
 
-  /// The statement ended: counted off and its slot freed at once; its
-  /// record is filed from `loop` once this round's answers went out.
+  /// The statement ended: counted off and its slot freed at once (unless
+  /// its block goes on); its record is filed from `loop` once this
+  /// round's answers went out.
   void ended(fast_statement st, io::event_loop& loop, std::string status, std::string error);
+
+  /// A block ended between statements (its client left): its slot freed.
+  void block_dropped(cluster_state& cluster);
 
 private:
   void record(fast_statement& st, std::chrono::steady_clock::time_point ended,

@@ -118,6 +118,10 @@ public:
         std::exchange(backend_, nullptr)->abandon();
       finish_fast("Cancelled", "the client disconnected");
     }
+    if (block_) { // between statements: closing its connection rolls it back
+      books_->block_dropped(*block_->cluster);
+      block_.reset();
+    }
   }
 
   // -- the fast lane's backend ------------------------------------------------
@@ -135,7 +139,15 @@ public:
     if (!fast_) // the statement ended while its rows were on their way
       return false;
     fast_->rows += static_cast<int64_t>(rows.rows());
+    if (draining_) // a suspended run read to its end for its connection
+      return true;
     session_.rows(rows);
+    if (!session_.wants_rows()) { // the Execute's row limit: the server waits
+      fast_suspended_ = true;
+      session_.suspend();
+      post_pump(); // not from inside the backend's read
+      return false;
+    }
     return stream_on();
   }
 
@@ -159,15 +171,24 @@ public:
   }
 
   void on_done(int64_t affected_rows) override {
+    bool suspended = fast_suspended_; // it ended in the batch that hit the limit
     finish_fast("Success", {});
-    session_.complete(affected_rows);
+    if (suspended)
+      session_.suspended_run_ended(affected_rows, std::nullopt);
+    else if (!std::exchange(draining_, false)) // else the client had its answer
+      session_.complete(affected_rows);
     pump();
   }
 
   void on_failed(const engines::engine_error& e) override {
+    bool suspended = fast_suspended_;
     bool cancelled = e.kind() == engines::error_kind::cancelled;
     finish_fast(cancelled ? "Cancelled" : "Failed", e.what());
-    session_.fail({"ERROR", sqlstate_for(e), e.what(), ""});
+    pgwire::error_fields fields{"ERROR", sqlstate_for(e), e.what(), ""};
+    if (suspended)
+      session_.suspended_run_ended(-1, std::move(fields));
+    else if (!std::exchange(draining_, false))
+      session_.fail(fields);
     pump();
   }
 
@@ -182,7 +203,14 @@ private:
   }
 
   bool busy() const {
-    return statement_ || fast_;
+    return statement_ || (fast_ && !fast_suspended_);
+  }
+
+  void post_pump() {
+    conn_->loop().post([weak = weak_from_this()] {
+      if (auto self = weak.lock())
+        self->pump();
+    });
   }
 
   void flush_output() {
@@ -203,7 +231,7 @@ private:
     }
     if (!busy() || session_.output_due()) // else it goes with the run's answer
       flush_output();
-    if (session_.closing()) {
+    if (session_.closing() || block_lost_) {
       conn_->close();
       return;
     }
@@ -323,7 +351,11 @@ private:
   /// Admits and starts the statement on the fast lane; false when it must
   /// take the actor path (nothing was taken then).
   bool run_fast(pgwire::run_event& ev) {
-    if (pinned_ || suspended_ || ev.step != transaction_step::none
+    if (pinned_ || suspended_)
+      return false; // the actor path holds the block or the portal
+    if (block_)
+      return run_in_block(ev);
+    if (ev.step == transaction_step::inside || ev.step == transaction_step::end
         || session_.row_limited())
       return false;
     auto active = node_->snapshot->load();
@@ -381,6 +413,22 @@ private:
     return true;
   }
 
+  /// The next statement of a block on the fast lane: on the block's
+  /// connection, under the slot it holds, neither routed nor admitted.
+  bool run_in_block(pgwire::run_event& ev) {
+    fast_.emplace();
+    auto& st = *fast_;
+    st.sql = std::move(ev.sql);
+    st.route = block_->route;
+    st.cluster = block_->cluster;
+    st.in_block = true;
+    params_ = std::move(ev.params);
+    node_->in_flight.fetch_add(1);
+    start_backend(std::exchange(block_->conn, nullptr));
+    books_->admitted(st);
+    return true;
+  }
+
   /// A statement is relayed where it can be (a simple Query's, an
   /// Execute without a row limit): the server's messages are already what
   /// the client reads, as pgbouncer passes them on.
@@ -406,12 +454,29 @@ private:
 
   /// The fast statement ended: connection back to the pool and slot freed
   /// at once; the query recorded once the answers ready now went out.
+  /// A connection left inside a transaction block stays with the session,
+  /// and the slot with it, until a statement leaves it outside one (the
+  /// server's ReadyForQuery says, whatever the SQL looked like).
   void finish_fast(std::string status, std::string error) {
-    if (backend_)
-      fast_->cluster->lane->give_back(std::exchange(backend_, nullptr));
-    auto st = std::move(*fast_);
+    auto& st = *fast_;
+    fast_suspended_ = false;
+    if (backend_ && backend_->holds_transaction()) {
+      if (!block_)
+        block_.emplace(fast_block{st.cluster, st.route, nullptr});
+      block_->conn = std::exchange(backend_, nullptr);
+      st.block_goes_on = true;
+    } else {
+      // A block whose connection failed is gone with it: as with
+      // PostgreSQL, its client is disconnected rather than carrying on
+      // outside the transaction it thinks it is in.
+      block_lost_ = block_ && (!backend_ || !backend_->reusable()) && !closed_;
+      if (backend_)
+        st.cluster->lane->give_back(std::exchange(backend_, nullptr));
+      block_.reset();
+    }
+    auto done = std::move(st);
     fast_.reset();
-    books_->ended(std::move(st), conn_->loop(), std::move(status), std::move(error));
+    books_->ended(std::move(done), conn_->loop(), std::move(status), std::move(error));
   }
 
   void run_on_actors(std::string sql, engines::parameters values) {
@@ -504,6 +569,10 @@ private:
   }
 
   void resume() {
+    if (fast_suspended_) {
+      fast_suspended_ = false;
+      return resume_backend();
+    }
     statement_ = std::exchange(suspended_, nullptr);
     if (statement_)
       return pull_next();
@@ -515,6 +584,11 @@ private:
   /// connection, so it is read to its end to get that back; otherwise it
   /// is cancelled.
   void close_suspended() {
+    if (fast_suspended_) { // in a block (only there): read to its end
+      fast_suspended_ = false;
+      draining_ = true;
+      return resume_backend();
+    }
     if (!suspended_)
       return;
     auto run = std::exchange(suspended_, nullptr);
@@ -525,6 +599,14 @@ private:
     statement_ = std::move(run);
     closing_run_ = true;
     statement_->pull(rows_per_page);
+  }
+
+  /// The backend reads on from the loop, not from inside the pump.
+  void resume_backend() {
+    conn_->loop().post([weak = weak_from_this()] {
+      if (auto self = weak.lock(); self && self->backend_)
+        self->backend_->resume();
+    });
   }
 
   void end_closing_run(statement_page& page) {
@@ -561,6 +643,17 @@ private:
   std::shared_ptr<fast_lane_books> books_ = std::make_shared<fast_lane_books>(node_, "postgresWire", "pg_");
   engines::parameters params_;
   std::shared_ptr<engines::pg_async_connection> backend_;
+  /// A transaction block on the fast lane: its connection between
+  /// statements (null while one runs, in backend_), the slot it holds.
+  struct fast_block {
+    std::shared_ptr<cluster_state> cluster;
+    routing::decision route;
+    std::shared_ptr<engines::pg_async_connection> conn;
+  };
+  std::optional<fast_block> block_;
+  bool block_lost_ = false;     // its connection failed: the client goes too
+  bool fast_suspended_ = false; // at an Execute's row limit, the backend paused
+  bool draining_ = false;       // the suspended run read to its end, unseen
 };
 
 } // namespace

@@ -507,6 +507,11 @@ void server_session::resume(int32_t max_rows) {
     finish_extended();
     return;
   }
+  if (run.error) {
+    held_ = {};
+    fail(*run.error);
+    return;
+  }
   if (run.finished) {
     held_ = {};
     complete(*run.finished);
@@ -515,11 +520,19 @@ void server_session::resume(int32_t max_rows) {
   events_.push_back(resume_event{});
 }
 
+void server_session::suspended_run_ended(int64_t affected_rows,
+                                         std::optional<error_fields> error) {
+  if (!suspended_)
+    return;
+  suspended_->finished = affected_rows;
+  suspended_->error = std::move(error);
+}
+
 void server_session::suspend() {
   if (state_ != state::running || wants_rows())
     return;
   portal_suspended(out_);
-  suspended_ = suspended_run{running_portal_, std::nullopt};
+  suspended_ = suspended_run{running_portal_, std::nullopt, std::nullopt};
   finish_extended();
 }
 
@@ -827,7 +840,7 @@ void server_session::complete(int64_t affected_rows) {
   if (extended_ && held_from_ < held_.rows()) {
     // The run ended, but rows past the limit still wait for an Execute.
     portal_suspended(out_);
-    suspended_ = suspended_run{running_portal_, affected_rows};
+    suspended_ = suspended_run{running_portal_, affected_rows, std::nullopt};
     finish_extended();
     return;
   }

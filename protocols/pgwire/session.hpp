@@ -113,6 +113,9 @@ public:
     return row_limit_ > 0;
   }
   void suspend();
+  /// The run ended after suspend(), with the rows past the limit held
+  /// here: the Executes to come take them, then this ending.
+  void suspended_run_ended(int64_t affected_rows, std::optional<error_fields> error);
   void complete(int64_t affected_rows);
   void fail(const error_fields& e);
 
@@ -260,6 +263,7 @@ private:
   struct suspended_run {
     std::string portal;
     std::optional<int64_t> finished; // affected rows, once the run ended
+    std::optional<error_fields> error; // how it ended, if it failed
   };
   int32_t row_limit_ = 0; // of the running Execute; 0: no limit
   std::string running_portal_;

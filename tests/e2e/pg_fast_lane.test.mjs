@@ -8,6 +8,7 @@ import net from 'node:net';
 import { readdirSync, readlinkSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import pg from 'pg';
+import Cursor from 'pg-cursor';
 import {
   startGateway, config, parseMetrics, metricValue, waitFor, sleep,
 } from './support/gateway.mjs';
@@ -455,7 +456,7 @@ test('a client that stops reading holds the result back instead of the gateway b
   assert.deepEqual(raw.st.tags, [`SELECT ${ROWS}`]);
 });
 
-test('fast-lane statements and a transaction on the actor path share one session', T, async (t) => {
+test('fast-lane statements and a transaction block share one session', T, async (t) => {
   const gw = await laneGateway(t, 24110);
   const d = await direct();
   gw.defer(() => d.end());
@@ -491,6 +492,70 @@ test('fast-lane statements and a transaction on the actor path share one session
   // No backend of this gateway is left inside a transaction.
   const open = (await gatewayBackends(d, gw)).filter((b) => b.state.startsWith('idle in transaction'));
   assert.deepEqual(open, []);
+});
+
+test('a transaction block runs on the fast lane: one pooled connection, its slot held until it ends', T, async (t) => {
+  const gw = await laneGateway(t, 24140, { poolSize: 1 });
+  const d = await direct();
+  gw.defer(() => d.end());
+  const running = async () => (await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries;
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const pooled = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+  await c.query('BEGIN');
+  const inBlock = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+  assert.equal(inBlock, pooled, "the block runs on the fast lane's pooled connection");
+  assert.equal(await running(), 1, 'an idle block holds its slot');
+  await c.query('SELECT 1');
+  assert.equal(await running(), 1);
+  await c.query('COMMIT');
+  assert.equal(await running(), 0, 'COMMIT frees it');
+  assert.equal((await c.query('SELECT pg_backend_pid() AS p')).rows[0].p, pooled, 'and the connection is pooled again');
+  // A block that fails stays on its connection until ROLLBACK.
+  await c.query('BEGIN');
+  await assert.rejects(c.query('SELECT * FROM no_such_table'), (e) => e.code === '42P01');
+  await assert.rejects(c.query('SELECT 1'), (e) => e.code === '25P02');
+  await c.query('ROLLBACK');
+  assert.equal(await running(), 0);
+  const open = (await gatewayBackends(d, gw)).filter((b) => b.state.startsWith('idle in transaction'));
+  assert.deepEqual(open, []);
+});
+
+test('a cursor in a fast-lane block pauses its backend instead of buffering, and closing it reads the rest away', T, async (t) => {
+  const gw = await laneGateway(t, 24142);
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  await c.query('BEGIN');
+  const pid = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+  const before = rssKb(gw.pid);
+  const cursor = c.query(new Cursor("SELECT g AS n, repeat('x', 100) AS pad FROM generate_series(1, 1000000) g"));
+  assert.deepEqual((await cursor.read(3)).map((r) => r.n), [1, 2, 3]);
+  await sleep(300); // room to read on, if it were going to
+  assert.ok(rssKb(gw.pid) - before < 40 * 1024, 'the rest of 100 MB was not read into the gateway');
+  assert.deepEqual((await cursor.read(2)).map((r) => r.n), [4, 5]);
+  await new Promise((resolve, reject) => cursor.close((err) => (err ? reject(err) : resolve())));
+  assert.equal((await c.query('SELECT pg_backend_pid() AS p')).rows[0].p, pid, 'the block kept its connection');
+  await c.query('COMMIT');
+});
+
+test("a block whose backend is terminated ends its client's connection, not just its statement", T, async (t) => {
+  const gw = await laneGateway(t, 24144);
+  const d = await direct();
+  gw.defer(() => d.end());
+  await d.query('DROP TABLE IF EXISTS qf_lane_lost; CREATE TABLE qf_lane_lost (id int)');
+  const c = await connected(gw);
+  const ended = new Promise((resolve) => c.on('end', resolve));
+  await c.query('BEGIN');
+  await c.query('INSERT INTO qf_lane_lost VALUES (1)');
+  const pid = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+  await d.query('SELECT pg_terminate_backend($1)', [pid]);
+  // Carrying on outside the block the client thinks it is in would commit
+  // what it means to roll back: PostgreSQL itself ends the session.
+  await assert.rejects(c.query('INSERT INTO qf_lane_lost VALUES (2)'));
+  await Promise.race([ended, sleep(5000).then(() => { throw new Error('the client connection stayed open'); })]);
+  assert.equal((await d.query('SELECT count(*)::int AS n FROM qf_lane_lost')).rows[0].n, 0);
+  await waitFor(async () => (await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries === 0,
+    { timeoutMs: 3000, what: 'the slot freed' });
 });
 
 test("a simple Query's result is relayed as the server wrote it", T, async (t) => {
