@@ -287,6 +287,11 @@ bool mysql_async_connection::reusable() const {
          && (conn_->server_status & SERVER_STATUS_IN_TRANS) == 0;
 }
 
+bool mysql_async_connection::holds_transaction() const {
+  return step_ == step::idle && !broken_ && conn_
+         && (conn_->server_status & SERVER_STATUS_IN_TRANS) != 0;
+}
+
 bool mysql_async_connection::quiet() const {
   // An idle connection hears nothing unless the server closed it
   // (wait_timeout, a restart, KILL): either way, retire it.

@@ -66,6 +66,10 @@ public:
   /// statement.
   bool reusable() const;
 
+  /// Connected, idle and sound inside a transaction (the server's
+  /// SERVER_STATUS_IN_TRANS): its session's block goes on here.
+  bool holds_transaction() const;
+
   /// Nothing arrived while it was idle: still usable, as far as can be
   /// known without a round trip.
   bool quiet() const;

@@ -39,6 +39,16 @@ struct fast_statement {
   bool block_goes_on = false; // ended with the block open: the slot stays
 };
 
+/// A transaction block on a session's fast lane: its connection between
+/// statements (null while one runs on it), and the slot it holds until
+/// the server says the block ended.
+template <class Connection>
+struct fast_block {
+  std::shared_ptr<cluster_state> cluster;
+  routing::decision route;
+  std::shared_ptr<Connection> conn;
+};
+
 class fast_lane_books : public std::enable_shared_from_this<fast_lane_books> {
 public:
   /// protocol: "postgresWire"; id_prefix: "pg_".

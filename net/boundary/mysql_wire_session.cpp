@@ -122,6 +122,10 @@ public:
         std::exchange(backend_, nullptr)->abandon();
       finish_fast("Cancelled", "the client disconnected");
     }
+    if (block_) { // between statements: closing its connection rolls it back
+      books_->block_dropped(*block_->cluster);
+      block_.reset();
+    }
   }
 
   // -- the fast lane's backend ------------------------------------------------
@@ -181,7 +185,7 @@ private:
     }
     if (!busy())
       flush_output(); // else it goes with the statement's answer
-    if (session_.closing()) {
+    if (session_.closing() || block_lost_) {
       conn_->close();
       return;
     }
@@ -282,8 +286,12 @@ private:
   /// Admits and starts the statement on the fast lane; false when it must
   /// take the actor path (nothing was taken then).
   bool run_fast(mysqlwire::query_event& ev) {
-    if (pinned_ || ev.step != transaction_step::none) // blocks pin on the actor path
-      return false;
+    if (pinned_)
+      return false; // the actor path holds the block
+    if (block_)
+      return run_in_block(ev);
+    // Outside any block (a step inside one whose server ended it, as a
+    // deadlock does): run as the server would, in autocommit.
     auto active = node_->snapshot->load();
     if (!active)
       return false;
@@ -337,6 +345,23 @@ private:
     return true;
   }
 
+  /// The next statement of a block on the fast lane: on the block's
+  /// connection, under the slot it holds, neither routed nor admitted.
+  bool run_in_block(mysqlwire::query_event& ev) {
+    fast_.emplace();
+    auto& st = *fast_;
+    st.sql = std::move(ev.sql);
+    st.route = block_->route;
+    st.cluster = block_->cluster;
+    st.in_block = true;
+    params_ = std::move(ev.params);
+    books_->set_catalog(session_.database());
+    node_->in_flight.fetch_add(1);
+    start_backend(std::exchange(block_->conn, nullptr));
+    books_->admitted(st);
+    return true;
+  }
+
   void start_backend(std::shared_ptr<engines::mysql_async_connection> conn) {
     backend_ = std::move(conn);
     backend_->run(fast_->sql, params_, shared_from_this());
@@ -352,12 +377,28 @@ private:
 
   /// The fast statement ended: connection back to the pool and slot freed
   /// at once; the query recorded once the answers ready now went out.
+  /// A connection left inside a transaction stays with the session, and
+  /// the slot with it, until a statement leaves it outside one (the
+  /// server's status flags say, whatever the SQL looked like).
   void finish_fast(std::string status, std::string error) {
-    if (backend_)
-      fast_->cluster->mysql_lane->give_back(std::exchange(backend_, nullptr));
-    auto st = std::move(*fast_);
+    auto& st = *fast_;
+    if (backend_ && backend_->holds_transaction()) {
+      if (!block_)
+        block_.emplace(fast_block<engines::mysql_async_connection>{st.cluster, st.route, nullptr});
+      block_->conn = std::exchange(backend_, nullptr);
+      st.block_goes_on = true;
+    } else {
+      // A block whose connection failed is gone with it: its client is
+      // disconnected rather than carrying on outside the transaction it
+      // thinks it is in.
+      block_lost_ = block_ && (!backend_ || !backend_->reusable()) && !closed_;
+      if (backend_)
+        st.cluster->mysql_lane->give_back(std::exchange(backend_, nullptr));
+      block_.reset();
+    }
+    auto done = std::move(st);
     fast_.reset();
-    books_->ended(std::move(st), conn_->loop(), std::move(status), std::move(error));
+    books_->ended(std::move(done), conn_->loop(), std::move(status), std::move(error));
   }
 
   void run_on_actors(std::string sql, engines::parameters values) {
@@ -451,6 +492,8 @@ private:
     = std::make_shared<fast_lane_books>(node_, "mysqlWire", "my_");
   engines::parameters params_;
   std::shared_ptr<engines::mysql_async_connection> backend_;
+  std::optional<fast_block<engines::mysql_async_connection>> block_;
+  bool block_lost_ = false; // its connection failed: the client goes too
 };
 
 } // namespace

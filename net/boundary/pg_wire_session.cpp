@@ -355,9 +355,8 @@ private:
       return false; // the actor path holds the block or the portal
     if (block_)
       return run_in_block(ev);
-    if (ev.step == transaction_step::inside || ev.step == transaction_step::end
-        || session_.row_limited())
-      return false;
+    if (session_.row_limited())
+      return false; // a portal that may suspend: the actor path holds it
     auto active = node_->snapshot->load();
     if (!active)
       return false;
@@ -462,7 +461,7 @@ private:
     fast_suspended_ = false;
     if (backend_ && backend_->holds_transaction()) {
       if (!block_)
-        block_.emplace(fast_block{st.cluster, st.route, nullptr});
+        block_.emplace(fast_block<engines::pg_async_connection>{st.cluster, st.route, nullptr});
       block_->conn = std::exchange(backend_, nullptr);
       st.block_goes_on = true;
     } else {
@@ -643,14 +642,7 @@ private:
   std::shared_ptr<fast_lane_books> books_ = std::make_shared<fast_lane_books>(node_, "postgresWire", "pg_");
   engines::parameters params_;
   std::shared_ptr<engines::pg_async_connection> backend_;
-  /// A transaction block on the fast lane: its connection between
-  /// statements (null while one runs, in backend_), the slot it holds.
-  struct fast_block {
-    std::shared_ptr<cluster_state> cluster;
-    routing::decision route;
-    std::shared_ptr<engines::pg_async_connection> conn;
-  };
-  std::optional<fast_block> block_;
+  std::optional<fast_block<engines::pg_async_connection>> block_;
   bool block_lost_ = false;     // its connection failed: the client goes too
   bool fast_suspended_ = false; // at an Execute's row limit, the backend paused
   bool draining_ = false;       // the suspended run read to its end, unseen

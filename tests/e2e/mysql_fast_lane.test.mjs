@@ -154,3 +154,51 @@ test('a client that leaves mid-statement frees its slot and its backend connecti
   await waitFor(async () => (await gw.admin('/admin/queries/running')).body.length === 0,
     { what: 'nothing listed as running' });
 });
+
+test('a transaction runs on the fast lane: one pooled MariaDB connection, its slot held until it ends', T, async (t) => {
+  const gw = await laneGateway(t, 24240, { poolSize: 1 });
+  const d = await direct(gw);
+  await d.query('DROP TABLE IF EXISTS qf_mylane_tx');
+  await d.query('CREATE TABLE qf_mylane_tx (id INT PRIMARY KEY) ENGINE=InnoDB');
+  const running = async () => (await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries;
+  const ids = async () => (await d.query('SELECT id FROM qf_mylane_tx ORDER BY id'))[0].map((r) => r.id);
+  const c = await through(gw);
+  const [[{ id: pooled }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  await c.beginTransaction();
+  const [[{ id: inBlock }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  assert.equal(inBlock, pooled, "the block runs on the fast lane's pooled connection");
+  await c.query('INSERT INTO qf_mylane_tx VALUES (1)');
+  assert.equal(await running(), 1, 'an idle block holds its slot');
+  assert.deepEqual(await ids(), []);
+  await c.rollback();
+  assert.equal(await running(), 0, 'ROLLBACK frees it');
+  assert.deepEqual(await ids(), []);
+  // autocommit off: the implicit block opens on the fast lane too.
+  await c.query('SET autocommit = 0');
+  await c.query('INSERT INTO qf_mylane_tx VALUES (2)');
+  assert.equal(await running(), 1);
+  await c.query('COMMIT');
+  assert.equal(await running(), 0);
+  assert.deepEqual(await ids(), [2]);
+  const [[{ id: after }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  assert.equal(after, pooled, 'the connection went back to the pool');
+  await c.query('ROLLBACK'); // the block that SELECT opened
+});
+
+test("a block whose MariaDB connection is killed ends its client's connection", T, async (t) => {
+  const gw = await laneGateway(t, 24242);
+  const d = await direct(gw);
+  await d.query('DROP TABLE IF EXISTS qf_mylane_lost');
+  await d.query('CREATE TABLE qf_mylane_lost (id INT) ENGINE=InnoDB');
+  const c = await through(gw);
+  const ended = new Promise((resolve) => c.connection.stream.on('close', resolve));
+  await c.beginTransaction();
+  await c.query('INSERT INTO qf_mylane_lost VALUES (1)');
+  const [[{ id }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  await d.query(`KILL ${id}`);
+  await assert.rejects(c.query('INSERT INTO qf_mylane_lost VALUES (2)'));
+  await Promise.race([ended, sleep(5000).then(() => { throw new Error('the client connection stayed open'); })]);
+  assert.deepEqual((await d.query('SELECT count(*) AS n FROM qf_mylane_lost'))[0][0].n, 0);
+  await waitFor(async () => (await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries === 0,
+    { timeoutMs: 3000, what: 'the slot freed' });
+});
