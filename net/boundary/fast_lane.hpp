@@ -47,7 +47,41 @@ struct fast_block {
   std::shared_ptr<cluster_state> cluster;
   routing::decision route;
   std::shared_ptr<Connection> conn;
+
+  /// The block's next statement: on its cluster, under its slot, neither
+  /// routed nor admitted. Its connection moves to the caller.
+  fast_statement next(std::string sql, std::shared_ptr<Connection>& backend) {
+    fast_statement st;
+    st.sql = std::move(sql);
+    st.route = route;
+    st.cluster = cluster;
+    st.in_block = true;
+    backend = std::exchange(conn, nullptr);
+    return st;
+  }
 };
+
+/// Where a fast statement's connection goes once it ended: one the server
+/// left inside a transaction stays in `block` (opened if need be), with
+/// the slot; any other goes back to `lane` and the block, if any, ends.
+/// True when a block was lost with its connection: its client must go
+/// too, rather than carry on outside the transaction it thinks it is in.
+template <class Connection, class Lane>
+bool settle_connection(fast_statement& st, std::shared_ptr<Connection>& backend,
+                       std::optional<fast_block<Connection>>& block, Lane& lane) {
+  if (backend && backend->holds_transaction()) {
+    if (!block)
+      block.emplace(fast_block<Connection>{st.cluster, st.route, nullptr});
+    block->conn = std::exchange(backend, nullptr);
+    st.block_goes_on = true;
+    return false;
+  }
+  bool lost = block && (!backend || !backend->reusable());
+  if (backend)
+    lane.give_back(std::exchange(backend, nullptr));
+  block.reset();
+  return lost;
+}
 
 class fast_lane_books : public std::enable_shared_from_this<fast_lane_books> {
 public:

@@ -348,17 +348,13 @@ private:
   /// The next statement of a block on the fast lane: on the block's
   /// connection, under the slot it holds, neither routed nor admitted.
   bool run_in_block(mysqlwire::query_event& ev) {
-    fast_.emplace();
-    auto& st = *fast_;
-    st.sql = std::move(ev.sql);
-    st.route = block_->route;
-    st.cluster = block_->cluster;
-    st.in_block = true;
+    std::shared_ptr<engines::mysql_async_connection> conn;
+    fast_ = block_->next(std::move(ev.sql), conn);
     params_ = std::move(ev.params);
     books_->set_catalog(session_.database());
     node_->in_flight.fetch_add(1);
-    start_backend(std::exchange(block_->conn, nullptr));
-    books_->admitted(st);
+    start_backend(std::move(conn));
+    books_->admitted(*fast_);
     return true;
   }
 
@@ -376,27 +372,13 @@ private:
   }
 
   /// The fast statement ended: connection back to the pool and slot freed
-  /// at once; the query recorded once the answers ready now went out.
-  /// A connection left inside a transaction stays with the session, and
-  /// the slot with it, until a statement leaves it outside one (the
-  /// server's status flags say, whatever the SQL looked like).
+  /// at once, unless its status flags say a transaction goes on
+  /// (settle_connection); the query recorded once the answers ready now
+  /// went out.
   void finish_fast(std::string status, std::string error) {
-    auto& st = *fast_;
-    if (backend_ && backend_->holds_transaction()) {
-      if (!block_)
-        block_.emplace(fast_block<engines::mysql_async_connection>{st.cluster, st.route, nullptr});
-      block_->conn = std::exchange(backend_, nullptr);
-      st.block_goes_on = true;
-    } else {
-      // A block whose connection failed is gone with it: its client is
-      // disconnected rather than carrying on outside the transaction it
-      // thinks it is in.
-      block_lost_ = block_ && (!backend_ || !backend_->reusable()) && !closed_;
-      if (backend_)
-        st.cluster->mysql_lane->give_back(std::exchange(backend_, nullptr));
-      block_.reset();
-    }
-    auto done = std::move(st);
+    auto lane = fast_->cluster->mysql_lane;
+    block_lost_ = settle_connection(*fast_, backend_, block_, *lane) && !closed_;
+    auto done = std::move(*fast_);
     fast_.reset();
     books_->ended(std::move(done), conn_->loop(), std::move(status), std::move(error));
   }
