@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# pgbench -S side by side, interleaved in one run: (a) PostgreSQL direct,
+# pgbench side by side, interleaved in one run: (a) PostgreSQL direct,
 # (b) pgbouncer in transaction mode, (c) QueryFlux's PostgreSQL frontend to
-# the same PostgreSQL; each ROUNDS times, then again with -C (a new
-# connection per transaction). Prints median TPS, average latency and the
-# ratios to direct.
+# the same PostgreSQL; each ROUNDS times, for -S, then -S -C (a new
+# connection per transaction), then the TPC-B-like script (five statements
+# in a BEGIN ... END block). Prints median TPS, average latency and the
+# ratios to direct and to pgbouncer.
 # Usage: bench/pgbench_compare.sh [SECONDS=5] [ROUNDS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,11 +15,11 @@ start_pg_bench_gateway
 
 run() { # port extra-args... -> "tps latency_ms"
   local port=$1; shift
-  pgbench -n -S -c 8 -j 2 -T "$secs" -h 127.0.0.1 -p "$port" -U postgres "$@" postgres 2>/dev/null \
+  pgbench -n -c 8 -j 2 -T "$secs" -h 127.0.0.1 -p "$port" -U postgres "$@" postgres 2>/dev/null \
     | awk '/^latency average/ {lat=$4} /^tps/ {tps=$3} END {print tps, lat}'
 }
 
-for mode in "" "-C"; do
+for mode in "-S" "-S -C" "-b tpcb-like"; do
   declare -A tps=() lat=()
   for r in $(seq 1 "$rounds"); do
     for target in direct pgbouncer queryflux; do
@@ -32,13 +33,14 @@ for mode in "" "-C"; do
       lat[$target]+="$l "
     done
   done
-  echo "pgbench -S -c 8 -j 2 -T $secs ${mode:-(persistent connections)}, median of $rounds interleaved rounds"
+  echo "pgbench $mode -c 8 -j 2 -T $secs, median of $rounds interleaved rounds"
   base=$(echo "${tps[direct]}" | tr ' ' '\n' | grep . | median)
+  pooler=$(echo "${tps[pgbouncer]}" | tr ' ' '\n' | grep . | median)
   for target in direct pgbouncer queryflux; do
     t=$(echo "${tps[$target]}" | tr ' ' '\n' | grep . | median)
     l=$(echo "${lat[$target]}" | tr ' ' '\n' | grep . | median)
-    printf '  %-10s %10.0f tps  %7.3f ms avg latency  %5.2fx direct\n' "$target" "$t" "$l" \
-      "$(echo "$t / $base" | bc -l)"
+    printf '  %-10s %10.0f tps  %7.3f ms avg latency  %5.2fx direct  %5.2fx pgbouncer\n' \
+      "$target" "$t" "$l" "$(echo "$t / $base" | bc -l)" "$(echo "$t / $pooler" | bc -l)"
   done
   unset tps lat
 done

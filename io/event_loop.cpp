@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -148,6 +149,32 @@ void event_loop::at_round_end(task fn) {
   round_end_.push_back(std::move(fn));
 }
 
+void event_loop::after(std::chrono::milliseconds delay, task fn) {
+  timers_.emplace(std::chrono::steady_clock::now() + delay, std::move(fn));
+}
+
+int event_loop::wait_timeout_ms(bool more_now) const {
+  if (more_now)
+    return 0;
+  if (timers_.empty())
+    return -1;
+  auto until = timers_.begin()->first - std::chrono::steady_clock::now();
+  // Rounded up: waking a little early would spin a round that runs nothing.
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(until).count();
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, 60'000));
+}
+
+void event_loop::run_due_timers() {
+  auto now = round_clock::steady();
+  std::vector<task> due;
+  while (!timers_.empty() && timers_.begin()->first <= now) {
+    due.push_back(std::move(timers_.begin()->second));
+    timers_.erase(timers_.begin());
+  }
+  for (auto& fn : due) // may add timers, which wait for a later round
+    fn();
+}
+
 void event_loop::start() {
   thread_ = std::thread([this] {
     loop_of_this_thread = this;
@@ -203,7 +230,7 @@ bool event_loop::wait_and_dispatch() {
   }
   std::array<epoll_event, 128> events;
   int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
-                       more_now ? 0 : -1);
+                       wait_timeout_ms(more_now));
   round_clock::begin_round();
   {
     std::lock_guard guard{mtx_};
@@ -221,6 +248,7 @@ bool event_loop::wait_and_dispatch() {
     if (auto to = e->to.lock())
       to->on_ready(events[i].events);
   }
+  run_due_timers();
   for (auto* e : released_)
     delete e;
   released_.clear();

@@ -17,8 +17,10 @@
 
 #include <sys/epoll.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -109,6 +111,10 @@ public:
   /// On the loop's thread: runs fn once the events of this round were
   /// handed out, before the tasks.
   void at_round_end(task fn);
+  /// On the loop's thread: runs fn in the first round that begins `delay`
+  /// or more from now, after that round's events. There is no cancelling:
+  /// fn checks whether what it was for still stands (a weak_ptr, a state).
+  void after(std::chrono::milliseconds delay, task fn);
   bool in_loop_thread() const;
 
   /// Serves on a thread of its own until stop().
@@ -125,6 +131,9 @@ private:
   void release(watch::entry* e);
   void run_round_end();
   void run_tasks();
+  /// epoll_wait's timeout: -1 without timers, else until the first is due.
+  int wait_timeout_ms(bool more_now) const;
+  void run_due_timers();
 
   const int epoll_fd_;
   const int wake_fd_; // an eventfd: posts from other threads end the wait
@@ -141,6 +150,7 @@ private:
   std::vector<task> round_end_;
   std::vector<task> round_end_running_;
   std::vector<watch::entry*> released_; // freed once the round's events are out
+  std::multimap<std::chrono::steady_clock::time_point, task> timers_; // by deadline
 };
 
 } // namespace qf::io

@@ -229,14 +229,15 @@ int serve(const options& opts) {
           {"postgresWire", "0.0.0.0", q.postgres_wire.port,
            q.postgres_wire.max_connections, q.postgres_wire.tls_cert_file,
            q.postgres_wire.tls_key_file},
-          boundary::make_pg_frontend(svc,
-                                     !q.postgres_wire.tls_cert_file.empty()));
+          boundary::make_pg_frontend(svc, !q.postgres_wire.tls_cert_file.empty(),
+                                     q.postgres_wire.startup_timeout));
       if (q.mysql_wire.enabled)
         wire_listeners.listen(
           {"mysqlWire", "0.0.0.0", q.mysql_wire.port,
            q.mysql_wire.max_connections, q.mysql_wire.tls_cert_file,
            q.mysql_wire.tls_key_file},
-          boundary::make_mysql_frontend(svc, !q.mysql_wire.tls_cert_file.empty()));
+          boundary::make_mysql_frontend(svc, !q.mysql_wire.tls_cert_file.empty(),
+                                        q.mysql_wire.startup_timeout));
       web.start(2);
       wire_listeners.start();
       spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups)",

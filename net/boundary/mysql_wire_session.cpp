@@ -90,6 +90,15 @@ public:
   mysql_wire_session(const mysql_wire_session&) = delete;
   mysql_wire_session& operator=(const mysql_wire_session&) = delete;
 
+  /// On the loop's thread: closes the connection unless it logged in
+  /// within `timeout` (a stalled startup or TLS handshake included).
+  void expect_login_within(std::chrono::milliseconds timeout) {
+    conn_->loop().after(timeout, [weak = weak_from_this()] {
+      if (auto self = weak.lock(); self && !self->closed_ && !self->logged_in_)
+        self->conn_->close();
+    });
+  }
+
   /// The greeting.
   void start() {
     flush_output();
@@ -239,6 +248,7 @@ private:
       [weak](const std::string& id) { cancel(weak, id, false); }, books_->summary(),
       [weak] { cancel(weak, {}, true); });
     session_.accept();
+    logged_in_ = true;
   }
 
   void kill(const mysqlwire::kill_event& ev) {
@@ -458,6 +468,7 @@ private:
   const std::string scramble_;
   mysqlwire::server_session session_;
   bool closed_ = false;
+  bool logged_in_ = false;
   std::string user_;
   std::string kill_key_; // registered once logged in
   routing::route_request route_req_; // the session's part, kept
@@ -483,11 +494,13 @@ private:
 std::shared_ptr<wire::handler>
 make_mysql_wire_session(std::shared_ptr<node_services> node,
                         std::shared_ptr<wire::connection> conn, uint32_t connection_id,
-                        std::string scramble, bool tls_available) {
+                        std::string scramble, bool tls_available,
+                        std::chrono::milliseconds startup_timeout) {
   auto session = std::make_shared<mysql_wire_session>(std::move(node), std::move(conn),
                                                       connection_id, std::move(scramble),
                                                       tls_available);
   session->start();
+  session->expect_login_within(startup_timeout);
   return session;
 }
 

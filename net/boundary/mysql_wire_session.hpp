@@ -11,6 +11,7 @@
 
 #include "net/wire/tcp_server.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@ struct node_services;
 std::shared_ptr<wire::handler>
 make_mysql_wire_session(std::shared_ptr<node_services> node,
                         std::shared_ptr<wire::connection> conn, uint32_t connection_id,
-                        std::string scramble, bool tls_available);
+                        std::string scramble, bool tls_available,
+                        std::chrono::milliseconds startup_timeout);
 
 } // namespace qf

@@ -89,6 +89,15 @@ public:
   pg_wire_session(const pg_wire_session&) = delete;
   pg_wire_session& operator=(const pg_wire_session&) = delete;
 
+  /// On the loop's thread: closes the connection unless it logged in
+  /// within `timeout` (a stalled startup or TLS handshake included).
+  void expect_login_within(std::chrono::milliseconds timeout) {
+    conn_->loop().after(timeout, [weak = weak_from_this()] {
+      if (auto self = weak.lock(); self && !self->closed_ && !self->logged_in_)
+        self->conn_->close();
+    });
+  }
+
   // -- the socket -------------------------------------------------------------
 
   void on_data(std::string_view bytes) override {
@@ -318,6 +327,7 @@ private:
       cancel_key_, [weak] { cancel(weak, {}); },
       [weak](const std::string& id) { cancel(weak, id); }, books_->summary());
     session_.accept();
+    logged_in_ = true;
   }
 
   /// Cancels the session's running statement from any thread; with a
@@ -604,6 +614,7 @@ private:
   std::string cancel_key_; // "pid:secret" in the node's cancel registry
   pgwire::server_session session_;
   bool closed_ = false;
+  bool logged_in_ = false;
   std::string user_;
   std::string database_;
   std::string application_;
@@ -635,9 +646,12 @@ private:
 std::shared_ptr<wire::handler>
 make_pg_wire_session(std::shared_ptr<node_services> node,
                      std::shared_ptr<wire::connection> conn, int32_t process_id,
-                     int32_t secret_key, bool tls_available) {
-  return std::make_shared<pg_wire_session>(std::move(node), std::move(conn), process_id,
-                                           secret_key, tls_available);
+                     int32_t secret_key, bool tls_available,
+                     std::chrono::milliseconds startup_timeout) {
+  auto session = std::make_shared<pg_wire_session>(std::move(node), std::move(conn), process_id,
+                                                   secret_key, tls_available);
+  session->expect_login_within(startup_timeout);
+  return session;
 }
 
 } // namespace qf

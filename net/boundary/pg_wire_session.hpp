@@ -15,6 +15,7 @@
 
 #include "net/wire/tcp_server.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 
@@ -26,6 +27,7 @@ struct node_services;
 std::shared_ptr<wire::handler>
 make_pg_wire_session(std::shared_ptr<node_services> node,
                      std::shared_ptr<wire::connection> conn, int32_t process_id,
-                     int32_t secret_key, bool tls_available);
+                     int32_t secret_key, bool tls_available,
+                     std::chrono::milliseconds startup_timeout);
 
 } // namespace qf

@@ -27,30 +27,32 @@ private:
 
 } // namespace
 
-wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node,
-                                       bool tls_available) {
+wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node, bool tls_available,
+                                       std::chrono::milliseconds startup_timeout) {
   auto next_pid = std::make_shared<std::atomic<int32_t>>(1000);
   auto random = std::make_shared<secrets>();
-  return [node, next_pid, random,
-          tls_available](std::shared_ptr<wire::connection> conn) {
+  return [node, next_pid, random, tls_available,
+          startup_timeout](std::shared_ptr<wire::connection> conn) {
     auto secret = static_cast<int32_t>(random->next());
     return make_pg_wire_session(node, std::move(conn), next_pid->fetch_add(1), secret,
-                                tls_available);
+                                tls_available, startup_timeout);
   };
 }
 
 wire::handler_factory make_mysql_frontend(std::shared_ptr<node_services> node,
-                                          bool tls_available) {
+                                          bool tls_available,
+                                          std::chrono::milliseconds startup_timeout) {
   auto next_id = std::make_shared<std::atomic<uint32_t>>(1);
   auto random = std::make_shared<secrets>();
-  return [node, next_id, random, tls_available](std::shared_ptr<wire::connection> conn) {
+  return [node, next_id, random, tls_available,
+          startup_timeout](std::shared_ptr<wire::connection> conn) {
     std::string scramble;
     while (scramble.size() < 20) {
       auto c = static_cast<char>(random->next() % 94 + 33); // printable, no NUL
       scramble += c;
     }
     return make_mysql_wire_session(node, std::move(conn), next_id->fetch_add(1),
-                                   std::move(scramble), tls_available);
+                                   std::move(scramble), tls_available, startup_timeout);
   };
 }
 

@@ -7,10 +7,12 @@
 
 namespace qf::boundary {
 
-wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node,
-                                       bool tls_available);
+/// startup_timeout: a connection not logged in by then is closed.
+wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node, bool tls_available,
+                                       std::chrono::milliseconds startup_timeout);
 
 wire::handler_factory make_mysql_frontend(std::shared_ptr<node_services> node,
-                                          bool tls_available);
+                                          bool tls_available,
+                                          std::chrono::milliseconds startup_timeout);
 
 } // namespace qf::boundary

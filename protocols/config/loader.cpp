@@ -226,10 +226,18 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
             w.report(fp + ".trinoHttp.maxPageRows", "must be at least 1");
         }
       }
-      if (auto p = f["postgresWire"])
-        read_frontend(w, p, fp + ".postgresWire", out.postgres_wire);
-      if (auto m = f["mysqlWire"])
-        read_frontend(w, m, fp + ".mysqlWire", out.mysql_wire);
+      for (auto [key, wire] : {std::pair{"postgresWire", &out.postgres_wire},
+                               std::pair{"mysqlWire", &out.mysql_wire}}) {
+        auto section = f[key];
+        if (!section)
+          continue;
+        auto wp = fp + "." + key;
+        read_frontend(w, section, wp, *wire, {"startupTimeout"});
+        if (section.IsMap())
+          w.read(section, wp, "startupTimeout", wire->startup_timeout);
+        if (wire->startup_timeout <= duration::zero())
+          w.report(wp + ".startupTimeout", "must be longer than 0");
+      }
       if (auto fl = f["flightSql"])
         read_frontend(w, fl, fp + ".flightSql", out.flight_sql);
       if (out.flight_sql.enabled)

@@ -29,6 +29,10 @@ struct frontend {
   /// PEM files; when set, the wire frontends offer TLS (SSLRequest -> 'S').
   std::string tls_cert_file;
   std::string tls_key_file;
+  /// Wire frontends: a connection not logged in by then is closed, as
+  /// PostgreSQL's authentication_timeout does (60 s there too), so idle
+  /// sockets cannot hold maxConnections.
+  duration startup_timeout = std::chrono::seconds(60);
 };
 
 struct trino_http_frontend : frontend {

@@ -266,3 +266,38 @@ test('while draining, new sessions get 57P03 and running queries finish', async 
   await c.end().catch(() => {});
   assert.equal((await gw.exited).code, 0);
 });
+
+test('a connection that does not log in within startupTimeout is closed, on both wire frontends', async (t) => {
+  const ports = { trino: 23470, admin: 23471, pg: 23472, my: 23473 };
+  const cfg = gatewayConfig(ports);
+  cfg.queryflux.frontends.postgresWire = { enabled: true, port: ports.pg, startupTimeout: '300ms', maxConnections: 2 };
+  cfg.queryflux.frontends.mysqlWire = { enabled: true, port: ports.my, startupTimeout: '300ms' };
+  const gw = await startGateway(cfg);
+  t.after(() => gw.kill());
+  // Silent sockets, and one that stops halfway through its startup packet.
+  const closedAfter = (port, bytes) => new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1');
+    const started = Date.now();
+    sock.on('connect', () => { if (bytes) sock.write(bytes); });
+    sock.on('data', () => {});
+    sock.on('error', () => {});
+    sock.on('close', () => resolve(Date.now() - started));
+    setTimeout(() => { sock.destroy(); resolve(Infinity); }, 5000);
+  });
+  const waited = await Promise.all([
+    closedAfter(ports.pg), closedAfter(ports.pg, Buffer.from([0, 0, 0, 40, 0, 3])), closedAfter(ports.my)]);
+  for (const ms of waited) {
+    assert.ok(ms >= 250 && ms < 3000, `closed after ${ms} ms`);
+  }
+  // A logged-in session is not timed out, and the slots the stalled ones
+  // held (maxConnections: 2) are free again.
+  const a = client(ports.pg);
+  const b = client(ports.pg);
+  await a.connect();
+  await b.connect();
+  await sleep(600);
+  assert.deepEqual((await a.query('SELECT 1 AS one')).rows, [{ one: 1 }]);
+  assert.deepEqual((await b.query('SELECT 2 AS two')).rows, [{ two: 2 }]);
+  await a.end();
+  await b.end();
+});

@@ -281,3 +281,37 @@ TEST(event_loop, statements_of_one_round_read_the_clock_the_loop_read_as_it_woke
   EXPECT_GT(io::round_clock::steady(), off);
   loop->stop();
 }
+
+TEST(event_loop, timers_run_on_the_loop_in_deadline_order_and_not_before) {
+  auto loop = io::event_loop::create();
+  loop->start();
+  std::mutex mtx;
+  std::vector<std::string> ran;
+  auto note = [&](std::string what) {
+    std::lock_guard guard{mtx};
+    ran.push_back(std::move(what));
+  };
+  auto started = std::chrono::steady_clock::now();
+  std::atomic<bool> on_loop_thread{true};
+  on_loop(*loop, [&] {
+    loop->after(60ms, [&] {
+      on_loop_thread = on_loop_thread && loop->in_loop_thread();
+      note("60");
+      loop->after(0ms, [&] { note("added by 60"); });
+    });
+    loop->after(20ms, [&] {
+      note("20 at " + std::to_string((std::chrono::steady_clock::now() - started) / 1ms));
+    });
+  });
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard guard{mtx};
+    return ran.size() == 3;
+  }));
+  std::lock_guard guard{mtx};
+  EXPECT_EQ(ran[0].rfind("20 at ", 0), 0u);
+  EXPECT_GE(std::stoi(ran[0].substr(6)), 20); // not early
+  EXPECT_EQ(ran[1], "60");
+  EXPECT_EQ(ran[2], "added by 60");
+  EXPECT_TRUE(on_loop_thread);
+  loop->stop();
+}

@@ -314,6 +314,28 @@ clusterGroups: { g: { members: [a] } }
     << all_problems(r);
 }
 
+TEST(config_loader, wire_frontends_take_a_startup_timeout) {
+  auto r = load_from_string(R"(
+queryflux:
+  frontends: { postgresWire: { port: 5432, startupTimeout: 5s }, mysqlWire: { port: 3306 } }
+clusters: { a: { engine: sqlite } }
+clusterGroups: { g: { members: [a] } }
+)");
+  ASSERT_TRUE(r.config) << all_problems(r);
+  EXPECT_EQ(r.config->queryflux.postgres_wire.startup_timeout, 5s);
+  EXPECT_EQ(r.config->queryflux.mysql_wire.startup_timeout, 60s); // PostgreSQL's default
+  auto bad = load_from_string(R"(
+queryflux:
+  frontends: { mysqlWire: { port: 3306, startupTimeout: 0s }, trinoHttp: { startupTimeout: 5s } }
+clusters: { a: { engine: sqlite } }
+clusterGroups: { g: { members: [a] } }
+)");
+  EXPECT_TRUE(has_problem(bad, "queryflux.frontends.mysqlWire.startupTimeout: must be longer than 0"))
+    << all_problems(bad);
+  EXPECT_TRUE(has_problem(bad, "queryflux.frontends.trinoHttp.startupTimeout: unknown key"))
+    << all_problems(bad);
+}
+
 TEST(config_loader, unreadable_file_is_a_problem_not_a_crash) {
   auto r = load_from_file("/nonexistent/queryflux.yaml");
   ASSERT_EQ(r.problems.size(), 1u);
