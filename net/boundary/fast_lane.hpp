@@ -23,6 +23,10 @@ namespace io {
 class event_loop;
 }
 
+/// How long a wire session whose client hung up mid-statement lets the
+/// statement run on before taking the client for gone.
+constexpr std::chrono::milliseconds hang_up_grace{1000};
+
 /// A statement on the fast lane, from admission to its history record.
 struct fast_statement {
   std::string id;

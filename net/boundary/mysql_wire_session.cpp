@@ -137,6 +137,19 @@ public:
     }
   }
 
+  /// The client hung up while a statement ran. A client that half-closed
+  /// after its last statement gets its answer if the statement ends within
+  /// hang_up_grace; otherwise the client is taken for gone, as
+  /// PostgreSQL's client_connection_check_interval takes it: the
+  /// connection closes, which cancels the statement and frees its slot at
+  /// once rather than when it would have ended.
+  void on_hang_up() override {
+    conn_->loop().after(hang_up_grace, [weak = weak_from_this()] {
+      if (auto self = weak.lock(); self && !self->closed_ && self->busy())
+        self->conn_->close();
+    });
+  }
+
   // -- the fast lane's backend ------------------------------------------------
 
   void on_columns(std::vector<column> cols) override {

@@ -196,6 +196,8 @@ public:
       writable_ = true;
     if (handshaking_)
       return step_handshake();
+    if (hung_up_ && !reading_ && handler_ && !std::exchange(hang_up_told_, true))
+      handler_->on_hang_up();
     if (writable_ && !queue_.empty())
       flush();
     if (readable_ && reading_)
@@ -450,6 +452,7 @@ private:
   bool in_read_ = false;
   bool started_ = false;
   bool tls_pending_ = false; // start_tls() waits for the 'S' to be sent
+  bool hang_up_told_ = false; // on_hang_up() comes once
   std::string tls_received_; // the handshake's first bytes, read before it
   bool handshaking_ = false;
   bool closing_ = false;

@@ -52,6 +52,10 @@ public:
   virtual void on_data(std::string_view bytes) = 0;
   virtual void on_closed() = 0;
   virtual void on_tls_ready() = 0;
+  /// The client hung up (or half-closed) while its input was held back,
+  /// so the end of its stream will not be read until read_more(): the
+  /// handler may end what it runs for a client that is gone.
+  virtual void on_hang_up() {}
 };
 
 using handler_factory

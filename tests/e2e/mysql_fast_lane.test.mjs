@@ -138,16 +138,18 @@ test('fast-lane statements are listed, cancelled by the admin API, counted and r
   assert.equal((await gw.historyRecord(entry.id)).status, 'Cancelled');
 });
 
-test('a client that leaves mid-statement frees its slot and its backend connection', T, async (t) => {
-  // The hang-up is read once the statement ends (a busy session reads
-  // nothing); the slot and the connection must not leak either way.
+test('a client that leaves mid-statement has it killed and frees its slot and its backend connection', T, async (t) => {
+  // A busy session reads nothing, but hears the hang-up: after
+  // hang_up_grace (1 s) the statement is taken for abandoned.
   const gw = await laneGateway(t, 24206, { poolSize: 1, maxRunningQueries: 1 });
   const d = await direct(gw);
   const leaving = await through(gw);
-  leaving.query('SELECT SLEEP(1) AS leaving').catch(() => {});
-  await waitFor(async () => (await runningOnMaria(d, 'SELECT SLEEP(1) AS leaving')).length === 1,
+  leaving.query('SELECT SLEEP(30) AS leaving').catch(() => {});
+  await waitFor(async () => (await runningOnMaria(d, 'SELECT SLEEP(30) AS leaving')).length === 1,
     { what: 'the statement running on MariaDB' });
   leaving.destroy();
+  await waitFor(async () => (await runningOnMaria(d, 'SELECT SLEEP(30) AS leaving')).length === 0,
+    { timeoutMs: 5000, what: 'the statement killed on MariaDB' });
   const next = await through(gw);
   const [rows] = await next.query('SELECT 41 + 1 AS n'); // the one slot came back
   assert.deepEqual(rows, [{ n: 42 }]);

@@ -558,6 +558,25 @@ test("a block whose backend is terminated ends its client's connection, not just
     { timeoutMs: 3000, what: 'the slot freed' });
 });
 
+test('a client killed mid-statement has the statement cancelled and its slot freed within a second or so', T, async (t) => {
+  // No CancelRequest and no Terminate: the kernel closes the socket.
+  const gw = await laneGateway(t, 24146, { maxRunningQueries: 1 });
+  const d = await direct();
+  gw.defer(() => d.end());
+  const { spawn } = await import('node:child_process');
+  const psql = spawn('psql', ['-X', '-h', '127.0.0.1', '-p', String(gw.pgPort), '-U', 'postgres', '-d', 'postgres',
+    '-c', 'SELECT pg_sleep(30) AS killed_client'], { stdio: 'ignore' });
+  const sleeping = async () => (await gatewayBackends(d, gw)).filter((b) => /killed_client/.test(b.query) && b.state === 'active').length;
+  await waitFor(async () => (await sleeping()) === 1, { what: 'pg_sleep running on PostgreSQL' });
+  psql.kill('SIGKILL');
+  await waitFor(async () => (await sleeping()) === 0, { timeoutMs: 5000, what: 'pg_sleep cancelled' });
+  const c = await connected(gw); // the one slot is free again
+  gw.defer(() => c.end());
+  assert.deepEqual((await c.query('SELECT 1 AS one')).rows, [{ one: 1 }]);
+  const { queries } = (await gw.history({ search: 'killed_client' }));
+  assert.equal(queries[0]?.status, 'Cancelled');
+});
+
 test("a simple Query's result is relayed as the server wrote it", T, async (t) => {
   const gw = await laneGateway(t, 24120);
   const c = await connected(gw);
