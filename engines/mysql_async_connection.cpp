@@ -23,7 +23,7 @@ constexpr size_t rows_per_delivery = 4096;
 
 void mysql_async_connection::open(const mysql_target& target, io::event_loop& on,
                                   opened done) {
-  auto* conn = mysql_handle(true);
+  auto* conn = mysql_handle(true, target.connect_timeout_s);
   if (!conn) {
     on.post([done] { done(nullptr, "cannot connect to MySQL: out of memory"); });
     return;
@@ -62,8 +62,19 @@ void mysql_async_connection::on_ready(uint32_t events) {
 
 bool mysql_async_connection::must_wait(int status) {
   waiting_for_ = status & (MYSQL_WAIT_READ | MYSQL_WAIT_WRITE);
+  ++wait_number_;
+  if (status & MYSQL_WAIT_TIMEOUT) {
+    // In non-blocking mode the library only says when its timeout (the
+    // connect timeout) runs out; telling it so when it does is ours. A
+    // later wait makes this one stale.
+    loop_->after(std::chrono::milliseconds(mysql_get_timeout_value_ms(conn_)),
+                 [weak = weak_from_this(), number = wait_number_] {
+                   if (auto self = weak.lock(); self && self->wait_number_ == number)
+                     self->advance(MYSQL_WAIT_TIMEOUT);
+                 });
+  }
   if (waiting_for_ == 0)
-    return false;
+    return (status & MYSQL_WAIT_TIMEOUT) != 0;
   // What epoll said before the library found the socket empty (or full)
   // is stale now; the next event tells.
   if (waiting_for_ & MYSQL_WAIT_READ)

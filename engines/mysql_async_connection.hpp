@@ -107,6 +107,7 @@ private:
   io::watch socket_; // a copy of the library's descriptor, for epoll
   step step_ = step::connecting;
   int waiting_for_ = 0; // MYSQL_WAIT_READ / MYSQL_WAIT_WRITE
+  uint64_t wait_number_ = 0; // which wait a timeout timer belongs to
   bool readable_ = false;
   bool writable_ = false;
   bool in_run_ = false;

@@ -75,7 +75,7 @@ sql_type mysql_column_type(const MYSQL_FIELD& f) {
   }
 }
 
-MYSQL* mysql_handle(bool nonblocking) {
+MYSQL* mysql_handle(bool nonblocking, unsigned connect_timeout_s) {
   // mysql_init would set the library up itself, but not safely from two
   // threads at once: the actors' and the wire thread's.
   static std::once_flag library_ready;
@@ -83,8 +83,7 @@ MYSQL* mysql_handle(bool nonblocking) {
   auto* conn = mysql_init(nullptr);
   if (!conn)
     return nullptr;
-  unsigned timeout = 10;
-  mysql_optionsv(conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+  mysql_optionsv(conn, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout_s);
   mysql_optionsv(conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
   mysql_optionsv(conn, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
   if (nonblocking)
@@ -93,7 +92,7 @@ MYSQL* mysql_handle(bool nonblocking) {
 }
 
 MYSQL* mysql_connect_blocking(const mysql_target& t, std::string& why) {
-  auto* conn = mysql_handle(false);
+  auto* conn = mysql_handle(false, t.connect_timeout_s);
   if (!conn) {
     why = "out of memory";
     return nullptr;

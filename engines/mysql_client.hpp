@@ -14,7 +14,7 @@ namespace qf::engines {
 
 /// A handle with our session settings (utf8mb4, UTC, a 10 s connect
 /// timeout), not connected yet; null when out of memory.
-MYSQL* mysql_handle(bool nonblocking);
+MYSQL* mysql_handle(bool nonblocking, unsigned connect_timeout_s);
 
 /// Connects a fresh handle, blocking; null with the reason in `why`.
 MYSQL* mysql_connect_blocking(const mysql_target& t, std::string& why);

@@ -46,13 +46,15 @@ public:
   connect_op& operator=(const connect_op&) = delete;
 
   void step(PostgresPollingStatusType status) {
+    if (!done_)
+      return; // timed out meanwhile
     socket_.close();
     if (status == PGRES_POLLING_OK) {
       // PQsendQuery and PQflush must not wait for a large statement to go.
       if (PQsetnonblocking(conn_, 1) != 0)
         return fail();
       auto conn = std::make_shared<pg_async_connection>(std::exchange(conn_, nullptr), *loop_);
-      auto done = std::move(done_);
+      auto done = std::exchange(done_, nullptr);
       self_.reset(); // after this call, nothing of this is touched
       if (!conn->start())
         return done(nullptr, "cannot connect to PostgreSQL: cannot watch the socket");
@@ -71,14 +73,26 @@ public:
   }
 
   void on_ready(uint32_t events) override {
-    if (events & (for_write_ ? io::output_events : io::input_events))
+    if (done_ && events & (for_write_ ? io::output_events : io::input_events))
       step(PQconnectPoll(conn_));
   }
 
+  /// libpq leaves connect_timeout to whoever drives PQconnectPoll: a
+  /// server that takes the connection and says nothing would hold it
+  /// (and its statement, and its slot) for good.
+  void time_out() {
+    if (!done_)
+      return; // connected or failed already
+    socket_.close();
+    fail("timeout expired");
+  }
+
 private:
-  void fail() {
-    auto why = "cannot connect to PostgreSQL: " + pq_message(PQerrorMessage(conn_));
-    auto done = std::move(done_);
+  void fail(std::string why = {}) {
+    if (why.empty())
+      why = pq_message(PQerrorMessage(conn_));
+    why = "cannot connect to PostgreSQL: " + why;
+    auto done = std::exchange(done_, nullptr);
     auto keep = std::move(self_); // this may go with it
     done(nullptr, why);
   }
@@ -94,7 +108,7 @@ private:
 } // namespace
 
 void pg_async_connection::open(const std::string& conninfo, io::event_loop& on,
-                               opened done) {
+                               opened done, std::chrono::milliseconds timeout) {
   pq_connect_params params{conninfo};
   auto* conn = PQconnectStartParams(params.keys, params.values, /*expand_dbname=*/1);
   if (!conn) {
@@ -106,6 +120,10 @@ void pg_async_connection::open(const std::string& conninfo, io::event_loop& on,
   auto first = PQstatus(conn) == CONNECTION_BAD ? PGRES_POLLING_FAILED
                                                   : PGRES_POLLING_WRITING;
   on.post([op, first] { op->step(first); });
+  on.after(timeout, [weak = std::weak_ptr<connect_op>(op)] {
+    if (auto waiting = weak.lock())
+      waiting->time_out();
+  });
 }
 
 pg_async_connection::pg_async_connection(PGconn* conn, io::event_loop& on)

@@ -11,6 +11,7 @@
 #include "protocols/pgwire/relay.hpp"
 #include "protocols/pgwire/server_statements.hpp"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -49,8 +50,10 @@ public:
     = std::function<void(std::shared_ptr<pg_async_connection>, std::string error)>;
 
   /// Connects without blocking; `done` runs on the loop's thread with the
-  /// connection, or null and libpq's reason. Call on that thread.
-  static void open(const std::string& conninfo, io::event_loop& on, opened done);
+  /// connection, or null and libpq's reason, at the latest after
+  /// `timeout`. Call on that thread.
+  static void open(const std::string& conninfo, io::event_loop& on, opened done,
+                   std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   /// Takes a connected libpq connection; call start() before a run.
   pg_async_connection(pg_conn* conn, io::event_loop& on);

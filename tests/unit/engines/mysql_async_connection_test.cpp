@@ -3,6 +3,7 @@
 // event loop: rows streamed in order through a pause, counts, errors with
 // their codes, KILL QUERY, a killed connection, a refused login.
 #include "engines/mysql_async_connection.hpp"
+#include "tests/unit/support/silent_listener.hpp"
 
 #include <gtest/gtest.h>
 
@@ -251,4 +252,19 @@ TEST_F(mysql_async_connection_test, a_result_abandoned_half_read_closes_the_conn
   ASSERT_TRUE(conn_) << why;
   EXPECT_EQ(run("SELECT 7")->first_cells, std::vector<std::string>{"7"});
   EXPECT_LT(std::chrono::steady_clock::now() - began, 5s);
+}
+
+TEST_F(mysql_async_connection_test, a_server_that_takes_the_connection_and_says_nothing_times_out) {
+  test_support::silent_listener silent;
+  ASSERT_NE(silent.port(), 0);
+  mysql_target t;
+  t.host = "127.0.0.1";
+  t.port = silent.port();
+  t.user = "nobody";
+  t.connect_timeout_s = 1;
+  auto started = std::chrono::steady_clock::now();
+  std::string why;
+  EXPECT_FALSE(open(t, why));
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 900ms);
+  EXPECT_NE(why.find("cannot connect to MySQL"), std::string::npos) << why;
 }

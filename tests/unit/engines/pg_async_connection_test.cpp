@@ -5,6 +5,7 @@
 // command starts (QF_PG_URL), on a real event loop.
 #include "engines/pg_async_connection.hpp"
 #include "protocols/pgwire/frontend.hpp"
+#include "tests/unit/support/silent_listener.hpp"
 
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
@@ -351,4 +352,24 @@ TEST_F(pg_async_connection_test, a_server_error_and_hang_up_read_in_one_event_en
     << "the relay missed the server's hang-up";
   EXPECT_EQ(c->error_code, "57P01");
   EXPECT_FALSE(conn_->reusable());
+}
+
+TEST_F(pg_async_connection_test, a_server_that_takes_the_connection_and_says_nothing_times_out) {
+  test_support::silent_listener silent;
+  ASSERT_NE(silent.port(), 0);
+  std::promise<std::string> failed;
+  auto started = std::chrono::steady_clock::now();
+  loop_->post([&] {
+    pg_async_connection::open(
+      "host=127.0.0.1 port=" + std::to_string(silent.port()) + " user=nobody", *loop_,
+      [&](std::shared_ptr<pg_async_connection> c, std::string why) {
+        EXPECT_FALSE(c);
+        failed.set_value(why);
+      },
+      300ms);
+  });
+  auto f = failed.get_future();
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  EXPECT_NE(f.get().find("timeout expired"), std::string::npos);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 300ms);
 }
