@@ -248,6 +248,8 @@ int serve(const options& opts) {
                    cfg->queryflux.shutdown_drain_timeout.count());
       svc->draining.store(true);
       drain(*svc, cfg->queryflux.shutdown_drain_timeout);
+      web.stop_accepting();
+      web.finish_answers(std::chrono::seconds(2)); // the last pages, served but not yet sent
     } catch (const std::exception& e) {
       spdlog::error("{}", e.what());
       exit_code = 1;

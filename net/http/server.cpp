@@ -55,6 +55,10 @@ struct listener_state {
   listener_options opts;
   std::shared_ptr<handler> target;
   std::atomic<uint32_t> connections{0};
+  /// Answers handed to reply() and not written yet: a drain that ends
+  /// waits for them (finish_answers), else a query's last page, served
+  /// as far as the query is concerned, could be cut off.
+  std::atomic<int64_t> unsent{0};
 };
 
 class session : public std::enable_shared_from_this<session> {
@@ -86,9 +90,10 @@ public:
 
   /// Runs on any thread; hops onto the strand.
   void reply(response res) {
+    owner_->unsent.fetch_add(1);
     asio::post(stream_.get_executor(),
                [self = shared_from_this(), res = std::move(res)]() mutable {
-                 self->write(std::move(res));
+                 self->write(std::move(res), true);
                });
   }
 
@@ -164,7 +169,8 @@ private:
     }
   }
 
-  void write(response res) {
+  /// owed: a reply(), counted in unsent until written.
+  void write(response res, bool owed = false) {
     auto msg = std::make_shared<bhttp::response<bhttp::string_body>>();
     msg->result(static_cast<unsigned>(res.status));
     msg->version(11);
@@ -177,8 +183,10 @@ private:
     msg->prepare_payload();
     stream_.expires_after(idle_timeout);
     bhttp::async_write(stream_, *msg,
-                       [self = shared_from_this(), msg](beast::error_code ec,
-                                                        size_t) {
+                       [self = shared_from_this(), msg, owed](beast::error_code ec,
+                                                              size_t) {
+                         if (owed)
+                           self->owner_->unsent.fetch_sub(1);
                          if (ec) {
                            self->close();
                            return;
@@ -231,7 +239,9 @@ private:
 
 } // namespace
 
-struct service::impl : io::listener_group {};
+struct service::impl : io::listener_group {
+  std::vector<std::shared_ptr<listener_state>> states;
+};
 
 service::service() : impl_(std::make_unique<impl>()) {
   // nop
@@ -245,6 +255,7 @@ void service::listen(const listener_options& opts, std::shared_ptr<handler> h) {
   auto state = std::make_shared<listener_state>();
   state->opts = opts;
   state->target = std::move(h);
+  impl_->states.push_back(state);
   impl_->listen(
     opts.name, opts.address, opts.port,
     [state](tcp::socket socket) {
@@ -262,6 +273,18 @@ void service::start(unsigned threads) {
 
 void service::stop_accepting() {
   impl_->stop_accepting();
+}
+
+void service::finish_answers(std::chrono::milliseconds timeout) {
+  auto unsent = [this] {
+    int64_t n = 0;
+    for (const auto& s : impl_->states)
+      n += s->unsent.load();
+    return n;
+  };
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (unsent() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
 void service::stop() {

@@ -3,6 +3,7 @@
 
 #include "net/http/types.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,6 +34,10 @@ public:
 
   /// Closes the listeners; open connections keep being served.
   void stop_accepting();
+
+  /// Waits, at most `timeout`, until every answer handed to a reply is
+  /// written (or its connection failed).
+  void finish_answers(std::chrono::milliseconds timeout);
 
   /// Stops everything and joins the threads.
   void stop();
