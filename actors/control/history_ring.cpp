@@ -1,6 +1,8 @@
 // In-memory query history.
 #include "actors/control/history_ring.hpp"
 
+#include "actors/control/packed_record.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -58,12 +60,16 @@ history_ring::history_ring(size_t capacity)
   // nop
 }
 
-const query_record& history_ring::newest(size_t i) const {
+const std::string& history_ring::newest(size_t i) const {
   auto n = records_.size();
   return records_[(next_ + n - 1 - i) % n];
 }
 
 void history_ring::record(query_record r) {
+  // Packed before the lock; the slot it replaces becomes the next one's
+  // buffer.
+  thread_local std::string packed;
+  pack(r, packed);
   std::lock_guard guard{mtx_};
   // A window, not a set of every id: a hash set over 10,000 records cost
   // the PostgreSQL fast lane more than the rest of its bookkeeping.
@@ -71,16 +77,16 @@ void history_ring::record(query_record r) {
   const auto& id = r.proxy_query_id;
   auto window = std::min(records_.size(), duplicate_window);
   for (size_t i = 0; i < window; ++i) {
-    const auto& seen = newest(i).proxy_query_id;
+    auto seen = packed_id(newest(i));
     if (seen.size() == id.size() && std::equal(seen.rbegin(), seen.rend(), id.rbegin()))
       return;
   }
   if (records_.size() < capacity_) {
-    records_.push_back(std::move(r));
+    records_.push_back(std::exchange(packed, {}));
     next_ = records_.size() % capacity_;
     return;
   }
-  records_[next_] = std::move(r); // the oldest goes
+  records_[next_].swap(packed); // the oldest goes
   next_ = (next_ + 1) % capacity_;
 }
 
@@ -90,7 +96,7 @@ std::string history_ring::list(const history_filter& f) const {
   {
     std::lock_guard guard{mtx_};
     for (size_t i = 0; i < records_.size(); ++i) {
-      const auto& r = newest(i);
+      auto r = unpack(newest(i));
       if (!matches(r, f))
         continue;
       if (total >= f.offset && out.size() < f.limit)
@@ -105,8 +111,8 @@ std::string history_ring::list(const history_filter& f) const {
 std::optional<std::string> history_ring::get(const std::string& id) const {
   std::lock_guard guard{mtx_};
   for (size_t i = 0; i < records_.size(); ++i)
-    if (newest(i).proxy_query_id == id)
-      return to_json(newest(i));
+    if (packed_id(newest(i)) == id)
+      return to_json(unpack(newest(i)));
   return std::nullopt;
 }
 

@@ -31,13 +31,14 @@ public:
   std::optional<std::string> get(const std::string& id) const;
 
 private:
-  /// The i-th newest record; i < records_.size().
-  const query_record& newest(size_t i) const;
+  /// The i-th newest record's bytes; i < records_.size().
+  const std::string& newest(size_t i) const;
 
   size_t capacity_;
   mutable std::mutex mtx_;
   /// A circle once full: the next record overwrites the oldest, at next_.
-  std::vector<query_record> records_;
+  /// Packed (actors/control/packed_record): one buffer per record.
+  std::vector<std::string> records_;
   size_t next_ = 0;
 };
 

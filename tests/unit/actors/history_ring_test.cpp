@@ -1,6 +1,7 @@
 // The in-memory history: newest first, the oldest overwritten once full,
 // a record made twice kept once.
 #include "actors/control/history_ring.hpp"
+#include "actors/control/packed_record.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -67,4 +68,38 @@ TEST(history_ring, filters_and_pages_over_the_wrapped_circle) {
   page.offset = 1;
   page.limit = 2;
   EXPECT_EQ(ids_listed(ring, page), (std::vector<std::string>{"q5", "q4"}));
+}
+
+TEST(packed_record, every_field_round_trips_and_short_bytes_do_not_crash) {
+  query_record r;
+  r.proxy_query_id = "pg_20261201_000000_00001_abcde_1";
+  r.user = "ünï";
+  r.source = "pgbench";
+  r.catalog = "postgres";
+  r.schema = "";
+  r.cluster_group = "g";
+  r.cluster_name = "pg";
+  r.engine_type = "postgres";
+  r.protocol = "postgresWire";
+  r.sql = std::string("SELECT '\0' AS nul", 18);
+  r.status = "Failed";
+  r.error_message = "boom";
+  r.routing_trace = R"({"steps":[]})";
+  r.created_at_ms = 1;
+  r.started_at_ms = -2;
+  r.finished_at_ms = 3;
+  r.queue_duration_ms = 4;
+  r.execution_duration_ms = 5;
+  r.rows_returned = 1LL << 40;
+  std::string bytes;
+  pack(r, bytes);
+  EXPECT_EQ(packed_id(bytes), r.proxy_query_id);
+  auto back = unpack(bytes);
+  EXPECT_EQ(to_json(back), to_json(r));
+  EXPECT_EQ(back.sql, r.sql);
+  for (size_t cut = 0; cut < bytes.size(); cut += 7) {
+    auto part = unpack(std::string_view(bytes).substr(0, cut)); // must not read past
+    EXPECT_LE(part.sql.size(), r.sql.size());
+  }
+  EXPECT_EQ(packed_id(""), "");
 }
