@@ -548,7 +548,14 @@ public:
       int on = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
       auto conn = std::make_shared<tcp_connection>(fd, state_);
-      conn->start(state_->factory(conn));
+      std::shared_ptr<handler> session;
+      try {
+        session = state_->factory(conn);
+      } catch (const std::exception& e) { // that connection goes, the listener stays
+        spdlog::error("{}: cannot start a session: {}", state_->opts.name, e.what());
+        continue; // its descriptor closes with it
+      }
+      conn->start(std::move(session));
     }
   }
 
