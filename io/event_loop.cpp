@@ -149,8 +149,14 @@ void event_loop::at_round_end(task fn) {
   round_end_.push_back(std::move(fn));
 }
 
-void event_loop::after(std::chrono::milliseconds delay, task fn) {
-  timers_.emplace(std::chrono::steady_clock::now() + delay, std::move(fn));
+event_loop::timer event_loop::after(std::chrono::milliseconds delay, task fn) {
+  timer t{std::chrono::steady_clock::now() + delay, ++timers_armed_};
+  timers_.emplace(t, std::move(fn));
+  return t;
+}
+
+void event_loop::cancel(const timer& t) {
+  timers_.erase(t);
 }
 
 int event_loop::wait_timeout_ms(bool more_now) const {
@@ -158,7 +164,7 @@ int event_loop::wait_timeout_ms(bool more_now) const {
     return 0;
   if (timers_.empty())
     return -1;
-  auto until = timers_.begin()->first - std::chrono::steady_clock::now();
+  auto until = timers_.begin()->first.at - std::chrono::steady_clock::now();
   // Rounded up: waking a little early would spin a round that runs nothing.
   auto ms = std::chrono::ceil<std::chrono::milliseconds>(until).count();
   return static_cast<int>(std::clamp<int64_t>(ms, 0, 60'000));
@@ -167,7 +173,7 @@ int event_loop::wait_timeout_ms(bool more_now) const {
 void event_loop::run_due_timers() {
   auto now = round_clock::steady();
   std::vector<task> due;
-  while (!timers_.empty() && timers_.begin()->first <= now) {
+  while (!timers_.empty() && timers_.begin()->first.at <= now) {
     due.push_back(std::move(timers_.begin()->second));
     timers_.erase(timers_.begin());
   }

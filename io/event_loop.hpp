@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <compare>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -111,10 +112,21 @@ public:
   /// On the loop's thread: runs fn once the events of this round were
   /// handed out, before the tasks.
   void at_round_end(task fn);
+  /// A timer, for cancel().
+  struct timer {
+    std::chrono::steady_clock::time_point at;
+    uint64_t number = 0;
+    auto operator<=>(const timer&) const = default;
+  };
   /// On the loop's thread: runs fn in the first round that begins `delay`
-  /// or more from now, after that round's events. There is no cancelling:
-  /// fn checks whether what it was for still stands (a weak_ptr, a state).
-  void after(std::chrono::milliseconds delay, task fn);
+  /// or more from now, after that round's events. fn still checks whether
+  /// what it was for stands (a weak_ptr, a state).
+  timer after(std::chrono::milliseconds delay, task fn);
+  /// On the loop's thread: the timer will not run (nothing if it ran).
+  /// What a connection arms for itself it cancels when it closes: under
+  /// connection churn, timers left to expire would pile up by the
+  /// hundred thousand.
+  void cancel(const timer& t);
   bool in_loop_thread() const;
 
   /// Serves on a thread of its own until stop().
@@ -150,7 +162,8 @@ private:
   std::vector<task> round_end_;
   std::vector<task> round_end_running_;
   std::vector<watch::entry*> released_; // freed once the round's events are out
-  std::multimap<std::chrono::steady_clock::time_point, task> timers_; // by deadline
+  std::map<timer, task> timers_; // by deadline
+  uint64_t timers_armed_ = 0;
 };
 
 } // namespace qf::io

@@ -9,6 +9,7 @@
 #include "engines/mysql_async_connection.hpp"
 #include "net/boundary/fast_lane.hpp"
 #include "net/boundary/session_output.hpp"
+#include "net/boundary/session_timers.hpp"
 #include "protocols/common/secrets.hpp"
 #include "protocols/mysqlwire/session.hpp"
 
@@ -93,7 +94,7 @@ public:
   /// On the loop's thread: closes the connection unless it logged in
   /// within `timeout` (a stalled startup or TLS handshake included).
   void expect_login_within(std::chrono::milliseconds timeout) {
-    conn_->loop().after(timeout, [weak = weak_from_this()] {
+    timers_.arm_login(timeout, [weak = weak_from_this()] {
       if (auto self = weak.lock(); self && !self->closed_ && !self->logged_in_)
         self->conn_->close();
     });
@@ -119,6 +120,7 @@ public:
   /// The client went away: its statement is cancelled, its slot freed.
   void on_closed() override {
     closed_ = true;
+    timers_.cancel_all();
     if (!kill_key_.empty())
       node_->wire_sessions->remove(std::exchange(kill_key_, {}));
     if (auto run = std::exchange(statement_, nullptr))
@@ -144,7 +146,7 @@ public:
   /// connection closes, which cancels the statement and frees its slot at
   /// once rather than when it would have ended.
   void on_hang_up() override {
-    conn_->loop().after(hang_up_grace, [weak = weak_from_this()] {
+    timers_.arm_hang_up(hang_up_grace, [weak = weak_from_this()] {
       if (auto self = weak.lock(); self && !self->closed_ && self->busy())
         self->conn_->close();
     });
@@ -262,6 +264,7 @@ private:
       [weak] { cancel(weak, {}, true); });
     session_.accept();
     logged_in_ = true;
+    timers_.logged_in();
   }
 
   void kill(const mysqlwire::kill_event& ev) {
@@ -482,6 +485,7 @@ private:
   mysqlwire::server_session session_;
   bool closed_ = false;
   bool logged_in_ = false;
+  session_timers timers_{conn_->loop()};
   std::string user_;
   std::string kill_key_; // registered once logged in
   routing::route_request route_req_; // the session's part, kept

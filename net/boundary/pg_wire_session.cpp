@@ -8,6 +8,7 @@
 #include "engines/pg_async_connection.hpp"
 #include "net/boundary/fast_lane.hpp"
 #include "net/boundary/session_output.hpp"
+#include "net/boundary/session_timers.hpp"
 #include "protocols/common/secrets.hpp"
 #include "protocols/pgwire/session.hpp"
 #include "protocols/sql/statements.hpp"
@@ -92,7 +93,7 @@ public:
   /// On the loop's thread: closes the connection unless it logged in
   /// within `timeout` (a stalled startup or TLS handshake included).
   void expect_login_within(std::chrono::milliseconds timeout) {
-    conn_->loop().after(timeout, [weak = weak_from_this()] {
+    timers_.arm_login(timeout, [weak = weak_from_this()] {
       if (auto self = weak.lock(); self && !self->closed_ && !self->logged_in_)
         self->conn_->close();
     });
@@ -114,6 +115,7 @@ public:
   /// open transaction), its slot freed.
   void on_closed() override {
     closed_ = true;
+    timers_.cancel_all();
     node_->wire_sessions->remove(cancel_key_);
     for (const auto& run : {statement_, suspended_})
       if (run)
@@ -140,7 +142,7 @@ public:
   /// connection closes, which cancels the statement and frees its slot at
   /// once rather than when it would have ended.
   void on_hang_up() override {
-    conn_->loop().after(hang_up_grace, [weak = weak_from_this()] {
+    timers_.arm_hang_up(hang_up_grace, [weak = weak_from_this()] {
       if (auto self = weak.lock(); self && !self->closed_ && self->busy())
         self->conn_->close();
     });
@@ -341,6 +343,7 @@ private:
       [weak](const std::string& id) { cancel(weak, id); }, books_->summary());
     session_.accept();
     logged_in_ = true;
+    timers_.logged_in();
   }
 
   /// Cancels the session's running statement from any thread; with a
@@ -628,6 +631,7 @@ private:
   pgwire::server_session session_;
   bool closed_ = false;
   bool logged_in_ = false;
+  session_timers timers_{conn_->loop()};
   std::string user_;
   std::string database_;
   std::string application_;

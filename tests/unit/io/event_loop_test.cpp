@@ -315,3 +315,23 @@ TEST(event_loop, timers_run_on_the_loop_in_deadline_order_and_not_before) {
   EXPECT_TRUE(on_loop_thread);
   loop->stop();
 }
+
+TEST(event_loop, a_cancelled_timer_never_runs_and_cancelling_a_spent_one_is_harmless) {
+  auto loop = io::event_loop::create();
+  loop->start();
+  std::atomic<int> ran{0};
+  auto [cancelled, spent] = on_loop(*loop, [&] {
+    auto a = loop->after(10ms, [&] { ran += 100; });
+    auto b = loop->after(0ms, [&] { ran += 1; });
+    loop->cancel(a);
+    return std::pair{a, b};
+  });
+  ASSERT_TRUE(eventually([&] { return ran.load() == 1; }));
+  on_loop(*loop, [&, b = spent, a = cancelled] {
+    loop->cancel(b); // ran already
+    loop->cancel(a); // cancelled already
+  });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(ran.load(), 1);
+  loop->stop();
+}

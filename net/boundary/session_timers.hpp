@@ -1,0 +1,47 @@
+// The timers a wire session arms for itself: the deadline to log in and
+// the grace after a hang-up. Cancelled when the connection closes, on its
+// loop: under connection churn, timers left to expire would pile up by the
+// hundred thousand (one a second per connection, 60 s each).
+#pragma once
+
+#include "io/event_loop.hpp"
+
+#include <chrono>
+#include <optional>
+
+namespace qf {
+
+class session_timers {
+public:
+  explicit session_timers(io::event_loop& loop) : loop_(&loop) {
+    // nop
+  }
+
+  /// On the loop's thread, each of these.
+  void arm_login(std::chrono::milliseconds timeout, io::event_loop::task fn) {
+    login_ = loop_->after(timeout, std::move(fn));
+  }
+  void arm_hang_up(std::chrono::milliseconds grace, io::event_loop::task fn) {
+    hang_up_ = loop_->after(grace, std::move(fn));
+  }
+  void logged_in() {
+    cancel(login_);
+  }
+  void cancel_all() {
+    cancel(login_);
+    cancel(hang_up_);
+  }
+
+private:
+  void cancel(std::optional<io::event_loop::timer>& t) {
+    if (t)
+      loop_->cancel(*t);
+    t.reset();
+  }
+
+  io::event_loop* loop_;
+  std::optional<io::event_loop::timer> login_;
+  std::optional<io::event_loop::timer> hang_up_;
+};
+
+} // namespace qf
