@@ -91,8 +91,7 @@ public:
   mysql_wire_session(const mysql_wire_session&) = delete;
   mysql_wire_session& operator=(const mysql_wire_session&) = delete;
 
-  /// On the loop's thread: closes the connection unless it logged in
-  /// within `timeout` (a stalled startup or TLS handshake included).
+  /// On the loop's thread (session_timers::arm_login).
   void expect_login_within(std::chrono::milliseconds timeout) {
     timers_.arm_login(timeout, [weak = weak_from_this()] {
       if (auto self = weak.lock(); self && !self->closed_ && !self->logged_in_)
@@ -139,12 +138,7 @@ public:
     }
   }
 
-  /// The client hung up while a statement ran. A client that half-closed
-  /// after its last statement gets its answer if the statement ends within
-  /// hang_up_grace; otherwise the client is taken for gone, as
-  /// PostgreSQL's client_connection_check_interval takes it: the
-  /// connection closes, which cancels the statement and frees its slot at
-  /// once rather than when it would have ended.
+  /// The client hung up while a statement ran (session_timers::arm_hang_up).
   void on_hang_up() override {
     timers_.arm_hang_up(hang_up_grace, [weak = weak_from_this()] {
       if (auto self = weak.lock(); self && !self->closed_ && self->busy())

@@ -17,10 +17,20 @@ public:
     // nop
   }
 
-  /// On the loop's thread, each of these.
+  // On the loop's thread, each of these.
+
+  /// fn closes the connection unless it logged in by then (a stalled
+  /// startup or TLS handshake included).
   void arm_login(std::chrono::milliseconds timeout, io::event_loop::task fn) {
     login_ = loop_->after(timeout, std::move(fn));
   }
+  /// The client hung up while a statement ran. fn closes the connection
+  /// if the statement still runs after `grace`: a client that half-closed
+  /// after its last statement gets its answer if it ends by then;
+  /// otherwise the client is taken for gone, as PostgreSQL's
+  /// client_connection_check_interval takes it, and closing cancels the
+  /// statement and frees its slot at once rather than when it would have
+  /// ended.
   void arm_hang_up(std::chrono::milliseconds grace, io::event_loop::task fn) {
     hang_up_ = loop_->after(grace, std::move(fn));
   }
