@@ -396,8 +396,8 @@ private:
   /// (settle_connection); the query recorded once the answers ready now
   /// went out.
   void finish_fast(std::string status, std::string error) {
-    auto lane = fast_->cluster->mysql_lane;
-    block_lost_ = settle_connection(*fast_, backend_, block_, *lane) && !closed_;
+    auto& lane = *fast_->cluster->mysql_lane;
+    block_lost_ = settle_connection(*fast_, backend_, block_, lane) && !closed_;
     auto done = std::move(*fast_);
     fast_.reset();
     books_->ended(std::move(done), conn_->loop(), std::move(status), std::move(error));

@@ -473,8 +473,8 @@ private:
   /// went out.
   void finish_fast(std::string status, std::string error) {
     fast_suspended_ = false;
-    auto lane = fast_->cluster->lane;
-    block_lost_ = settle_connection(*fast_, backend_, block_, *lane) && !closed_;
+    auto& lane = *fast_->cluster->lane;
+    block_lost_ = settle_connection(*fast_, backend_, block_, lane) && !closed_;
     auto done = std::move(*fast_);
     fast_.reset();
     books_->ended(std::move(done), conn_->loop(), std::move(status), std::move(error));
