@@ -162,6 +162,7 @@ public:
 
   void on_done(int64_t affected_rows) override {
     finish_fast("Success", {});
+    session_.server_in_transaction(block_.has_value());
     session_.complete(affected_rows);
     pump();
   }
@@ -169,6 +170,7 @@ public:
   void on_failed(const engines::engine_error& e) override {
     bool cancelled = e.kind() == engines::error_kind::cancelled;
     finish_fast(cancelled ? "Cancelled" : "Failed", e.what());
+    session_.server_in_transaction(block_.has_value()); // a deadlock rolled it back
     session_.fail(error_for(e));
     pump();
   }

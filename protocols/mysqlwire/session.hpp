@@ -95,6 +95,13 @@ public:
   void rows(const row_batch& batch);
   void complete(int64_t affected_rows);
   void fail(const error_info& e);
+  /// Before complete() or fail(), where the driver read the server's status
+  /// flags: whether it is in a transaction now. That wins over what the
+  /// statement's words implied: a deadlock rolls the block back, DDL
+  /// commits it.
+  void server_in_transaction(bool open) {
+    block_open_ = open;
+  }
 
 private:
   enum class state { login, tls_handshake, awaiting_accept, idle, running,

@@ -204,3 +204,21 @@ test("a block whose MariaDB connection is killed ends its client's connection", 
   await waitFor(async () => (await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries === 0,
     { timeoutMs: 3000, what: 'the slot freed' });
 });
+
+test("DDL inside a block commits it, as MariaDB says, and the client's status flags follow", T, async (t) => {
+  const gw = await laneGateway(t, 24244);
+  const d = await direct(gw);
+  await d.query('DROP TABLE IF EXISTS qf_mylane_ddl, qf_mylane_ddl2');
+  await d.query('CREATE TABLE qf_mylane_ddl (id INT) ENGINE=InnoDB');
+  const c = await through(gw);
+  await c.beginTransaction();
+  const [ins] = await c.query('INSERT INTO qf_mylane_ddl VALUES (1)');
+  assert.equal(ins.serverStatus & 1, 1, 'in a transaction');
+  const [ddl] = await c.query('CREATE TABLE qf_mylane_ddl2 (id INT)'); // an implicit COMMIT
+  assert.equal(ddl.serverStatus & 1, 0, 'the DDL ended the block');
+  await c.rollback(); // nothing left to roll back
+  const [[{ n }]] = await d.query('SELECT count(*) AS n FROM qf_mylane_ddl');
+  assert.equal(Number(n), 1, 'the insert was committed by the DDL');
+  assert.equal((await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries, 0);
+  await d.query('DROP TABLE IF EXISTS qf_mylane_ddl2');
+});

@@ -672,3 +672,23 @@ TEST(mysqlwire_session, autocommit_back_on_commits_the_open_block) {
   s.feed(command_packet("\x03SET autocommit=1, sql_mode=''"));
   EXPECT_FALSE(s.next_event()); // nothing open: nothing to commit
 }
+
+TEST(mysqlwire_session, the_server_ending_a_block_on_its_own_wins_over_the_words) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03SET autocommit = 0"));
+  s.take_output();
+  s.feed(command_packet("\x03UPDATE t SET x = 1"));
+  run_command(s); // the implicit BEGIN
+  auto update = std::get<query_event>(*s.next_event());
+  EXPECT_EQ(update.step, transaction_step::inside);
+  s.server_in_transaction(false); // a deadlock: MariaDB rolled the block back
+  s.fail({1213, "40001", "Deadlock found when trying to get lock"});
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].payload[0], '\xff');
+  // The next statement opens a new block, as on MySQL.
+  s.feed(command_packet("\x03SELECT 1"));
+  auto begin = std::get<query_event>(*s.next_event());
+  EXPECT_EQ(begin.sql, "BEGIN");
+  EXPECT_EQ(begin.step, transaction_step::begin);
+}
