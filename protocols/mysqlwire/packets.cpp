@@ -223,6 +223,8 @@ std::optional<command> parse_command(std::string_view in) {
       if (rest.size() != 4)
         return std::nullopt;
       return com_stmt_reset{static_cast<uint32_t>(get_le(rest, 0, 4))};
+    case 0x1F:
+      return com_reset_connection{};
     default:
       return com_unknown{code};
   }

@@ -130,6 +130,8 @@ struct com_stmt_close {
 struct com_stmt_reset {
   uint32_t statement = 0;
 };
+/// COM_RESET_CONNECTION: the session as new, the login and database kept.
+struct com_reset_connection {};
 struct com_unknown {
   uint8_t code = 0;
 };
@@ -137,7 +139,7 @@ struct com_unknown {
 using command
   = std::variant<com_quit, com_ping, com_query, com_init_db, com_field_list,
                  com_stmt_prepare, com_stmt_execute, com_stmt_send_long_data,
-                 com_stmt_close, com_stmt_reset, com_unknown>;
+                 com_stmt_close, com_stmt_reset, com_reset_connection, com_unknown>;
 
 /// Parses a command packet; nullopt for an empty or malformed one.
 std::optional<command> parse_command(std::string_view payload);

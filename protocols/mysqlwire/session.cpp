@@ -249,6 +249,8 @@ void server_session::handle_command(const packet& p) {
       it->second.long_data = true;
   } else if (auto* close = std::get_if<com_stmt_close>(&*cmd)) {
     prepared_.erase(close->statement); // no reply, by the protocol
+  } else if (std::holds_alternative<com_reset_connection>(*cmd)) {
+    reset_connection();
   } else if (auto* reset = std::get_if<com_stmt_reset>(&*cmd)) {
     auto it = prepared_.find(reset->statement);
     if (it == prepared_.end()) {
@@ -285,14 +287,30 @@ void server_session::start(std::string sql,
 void server_session::set_autocommit(bool on) {
   bool commits = on && !autocommit_ && block_open_; // as MySQL does
   autocommit_ = on;
-  if (!commits) {
+  if (commits)
+    end_block_with("COMMIT");
+  else
     send(ok_packet(0, 0, status(), 0));
-    return;
-  }
+}
+
+void server_session::end_block_with(std::string sql) {
   state_ = state::running;
-  current_sql_ = "COMMIT";
+  current_sql_ = std::move(sql);
   current_step_ = sql::transaction_step::end;
   events_.push_back(query_event{current_sql_, {}, current_step_});
+}
+
+/// As MySQL: an open block rolls back, autocommit is on again, prepared
+/// statements go; the user and the database stay. Pools send it when a
+/// connection goes back (mysql2's resetOnRelease, Connector/J's
+/// useResetConnection).
+void server_session::reset_connection() {
+  prepared_.clear();
+  autocommit_ = true;
+  if (block_open_)
+    end_block_with("ROLLBACK");
+  else
+    send(ok_packet(0, 0, status(), 0));
 }
 
 uint16_t server_session::status() const {

@@ -121,6 +121,10 @@ private:
              bool binary);
   /// SET autocommit: kept here, as the backend connections are shared.
   void set_autocommit(bool on);
+  void reset_connection();
+  /// COMMIT or ROLLBACK on the block's connection, answering the command
+  /// that implied it.
+  void end_block_with(std::string sql);
   /// SERVER_STATUS_IN_TRANS and SERVER_STATUS_AUTOCOMMIT as they stand.
   uint16_t status() const;
   void after_statement(bool ok);

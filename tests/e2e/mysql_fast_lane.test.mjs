@@ -222,3 +222,29 @@ test("DDL inside a block commits it, as MariaDB says, and the client's status fl
   assert.equal((await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries, 0);
   await d.query('DROP TABLE IF EXISTS qf_mylane_ddl2');
 });
+
+test("a mysql2 pool's resetOnRelease rolls back what a released connection left open", T, async (t) => {
+  const gw = await laneGateway(t, 24246);
+  const d = await direct(gw);
+  await d.query('DROP TABLE IF EXISTS qf_mylane_reset');
+  await d.query('CREATE TABLE qf_mylane_reset (id INT) ENGINE=InnoDB');
+  const pool = mysql.createPool({ host: '127.0.0.1', port: gw.myPort, user: 'app', database: 'qftest',
+    connectionLimit: 1, resetOnRelease: true });
+  gw.defer(() => pool.end());
+  const first = await pool.getConnection();
+  const id = first.connection.threadId;
+  await first.beginTransaction();
+  await first.query('INSERT INTO qf_mylane_reset VALUES (1)');
+  await first.query('SET autocommit = 0');
+  first.release(); // COM_RESET_CONNECTION: the block rolls back
+  const again = await pool.getConnection();
+  assert.equal(again.connection.threadId, id, 'the same connection, reset (a failed reset replaces it)');
+  const [[vars]] = await again.query('SELECT @@autocommit AS a');
+  assert.equal(Number(vars.a), 1, 'autocommit is on again');
+  const [[{ n }]] = await again.query('SELECT count(*) AS n FROM qf_mylane_reset');
+  assert.equal(Number(n), 0, 'the insert was rolled back');
+  const [rows] = await again.execute('SELECT ? + 1 AS x', [41]); // statements prepared again
+  assert.equal(Number(rows[0].x), 42);
+  again.release();
+  assert.equal((await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries, 0);
+});

@@ -692,3 +692,27 @@ TEST(mysqlwire_session, the_server_ending_a_block_on_its_own_wins_over_the_words
   EXPECT_EQ(begin.sql, "BEGIN");
   EXPECT_EQ(begin.step, transaction_step::begin);
 }
+
+TEST(mysqlwire_session, reset_connection_rolls_back_and_forgets_settings_and_statements) {
+  auto s = logged_in();
+  s.feed(command_packet("\x16SELECT ?"));
+  s.take_output();
+  s.feed(command_packet("\x03SET autocommit = 0"));
+  s.take_output();
+  s.feed(command_packet("\x03INSERT INTO t VALUES (1)"));
+  run_command(s);
+  run_command(s);
+  s.take_output();
+  s.feed(command_packet("\x1f")); // COM_RESET_CONNECTION
+  auto rollback = run_command(s);
+  EXPECT_EQ(rollback.sql, "ROLLBACK");
+  EXPECT_EQ(rollback.step, transaction_step::end);
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(ok_status(out[0]), autocommit); // autocommit again, no block
+  s.feed(command_packet(std::string("\x17\x01\0\0\0\0\x01\0\0\0", 10))); // statement 1 is gone
+  EXPECT_EQ(packets_of(s.take_output()).at(0).payload.substr(1, 2), std::string("\xdb\x04", 2)); // 1243
+  s.feed(command_packet("\x1f")); // nothing open: answered here
+  EXPECT_FALSE(s.next_event());
+  EXPECT_EQ(ok_status(packets_of(s.take_output()).at(0)), autocommit);
+}
