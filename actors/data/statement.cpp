@@ -387,10 +387,12 @@ void serve(self_ptr self) {
     st.final_served = true;
     st.live->last_activity_ms = steady_ms();
     st.live->finished = true;
-    if (st.in_flight->exchange(false))
-      st.node->in_flight.fetch_sub(1);
   }
   poll.respond({200, st.served_page});
+  // Counted off only once the answer is handed over: a drain that sees
+  // nothing in flight then waits for the answers not yet sent.
+  if (final && st.in_flight->exchange(false))
+    st.node->in_flight.fetch_sub(1);
   fetch_more(self); // the buffer has room again
 }
 
@@ -504,6 +506,11 @@ std::string query_info(const statement_state& st) {
 
 } // namespace
 
+caf::actor spawn_statement(const std::shared_ptr<node_services>& node, statement_spec spec) {
+  node->in_flight.fetch_add(1);
+  return node->sys->spawn(statement_actor, std::move(spec), node);
+}
+
 std::string trino_submitted_page(const std::string& external_address,
                                  const std::string& id) {
   trino::results_page page;
@@ -519,8 +526,7 @@ caf::behavior statement_actor(self_ptr self, statement_spec spec,
   auto& state = self->state;
   state.spec = std::move(spec);
   state.node = std::move(node);
-  state.created_wall_ms = wall_ms();
-  state.node->in_flight.fetch_add(1);
+  state.created_wall_ms = wall_ms(); // in_flight counted it already (spawn_statement)
   auto& s = state.spec;
   if (!s.summary)
     s.summary = std::make_shared<query_summary>(

@@ -102,4 +102,10 @@ caf::behavior statement_actor(caf::stateful_actor<statement_state>* self,
                           statement_spec spec,
                           std::shared_ptr<node_services> node);
 
+/// Spawns a statement actor, counted in node_services::in_flight from now:
+/// the actor first runs later, on a scheduler thread, and a drain that
+/// began meanwhile would have found nothing in flight and stopped the
+/// node under a query its client had just been told was queued.
+caf::actor spawn_statement(const std::shared_ptr<node_services>& node, statement_spec spec);
+
 } // namespace qf

@@ -10,7 +10,7 @@ statement_run::statement_run(const std::shared_ptr<node_services>& node,
                              statement_spec spec,
                              std::function<void(statement_page)> on_page) {
   spec.page_sink = std::move(on_page);
-  actor_ = node->sys->spawn(statement_actor, std::move(spec), node);
+  actor_ = spawn_statement(node, std::move(spec));
 }
 
 void statement_run::pull(uint32_t max_rows) const {

@@ -109,7 +109,7 @@ private:
                                                    std::string{sql::preview(spec.sql, 160)});
     auto live = spec.live;
     auto summary = spec.summary;
-    auto query = node_->sys->spawn(statement_actor, std::move(spec), node_);
+    auto query = spawn_statement(node_, std::move(spec));
     node_->queries->add(id, query, std::move(live), std::move(summary));
     http::response res;
     res.body = trino_submitted_page(node_->external_address, id);
