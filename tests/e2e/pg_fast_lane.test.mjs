@@ -323,6 +323,13 @@ test('fast-lane statements are counted in the metrics and recorded in the histor
   const count = (s) => metricValue(s, 'queryflux_query_duration_seconds_count',
     { cluster_group: GROUP, engine_type: 'postgres' }) ?? 0;
   assert.equal(count(now) - count(before), N + 1);
+  // Admitted at once: every one of them waited 0 s, in the first bucket.
+  const waited = (s, le) => metricValue(s, 'queryflux_queue_duration_seconds_bucket', { cluster_group: GROUP, le }) ?? 0;
+  assert.equal(waited(now, '0.1') - waited(before, '0.1'), N + 1);
+  assert.equal(waited(now, '+Inf') - waited(before, '+Inf'), N + 1);
+  const fast = (s) => metricValue(s, 'queryflux_query_duration_seconds_bucket',
+    { cluster_group: GROUP, engine_type: 'postgres', le: '1' }) ?? 0;
+  assert.equal(fast(now) - fast(before), N + 1, 'each took well under a second');
 
   const { queries } = await gw.history({ group: GROUP });
   for (let k = 1; k <= N; k++) {
