@@ -6,11 +6,16 @@
 #include "protocols/common/rows.hpp"
 #include "protocols/config/model.hpp"
 
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 namespace qf::engines {
+
+/// How long connecting to a cluster's server may take, on every path:
+/// libpq's and MariaDB's connect_timeout, and the fast lane's own timers.
+constexpr std::chrono::seconds connect_timeout{10};
 
 enum class error_kind { syntax, user, cancelled, internal };
 

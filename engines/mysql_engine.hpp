@@ -14,7 +14,7 @@ struct mysql_target {
   std::string database;
   std::string user;
   std::string password;
-  unsigned connect_timeout_s = 10; // as libpq's connect_timeout here
+  unsigned connect_timeout_s = static_cast<unsigned>(connect_timeout.count());
 };
 
 /// mysql://user:password@host:port/database, percent-decoded; nullopt when

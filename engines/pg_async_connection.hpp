@@ -53,7 +53,7 @@ public:
   /// connection, or null and libpq's reason, at the latest after
   /// `timeout`. Call on that thread.
   static void open(const std::string& conninfo, io::event_loop& on, opened done,
-                   std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                   std::chrono::milliseconds timeout = connect_timeout);
 
   /// Takes a connected libpq connection; call start() before a run.
   pg_async_connection(pg_conn* conn, io::event_loop& on);

@@ -33,10 +33,11 @@ void append_row(row_batch& out, const std::vector<column>& cols, PGresult* res,
 /// application_name, and a connect timeout.
 struct pq_connect_params {
   explicit pq_connect_params(const std::string& conninfo)
-    : values{conninfo.c_str(), "-c TimeZone=UTC", "queryflux", "10", nullptr} {
+    : values{conninfo.c_str(), "-c TimeZone=UTC", "queryflux", timeout.c_str(), nullptr} {
     // nop
   }
 
+  std::string timeout = std::to_string(connect_timeout.count()); // declared before values
   const char* keys[5] = {"dbname", "options", "application_name",
                          "connect_timeout", nullptr};
   const char* values[5];

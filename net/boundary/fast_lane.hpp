@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace qf {
 
@@ -22,10 +23,6 @@ class query_summary;
 namespace io {
 class event_loop;
 }
-
-/// How long a wire session whose client hung up mid-statement lets the
-/// statement run on before taking the client for gone.
-constexpr std::chrono::milliseconds hang_up_grace{1000};
 
 /// A statement on the fast lane, from admission to its history record.
 struct fast_statement {
@@ -139,5 +136,15 @@ private:
   std::optional<routing::decision> traced_;
   std::string trace_json_;
 };
+
+/// The client left between a block's statements: the connection goes
+/// with the block (the server rolls it back as it closes), the slot is freed.
+template <class Connection>
+void drop_block(std::optional<fast_block<Connection>>& block, fast_lane_books& books) {
+  if (!block)
+    return;
+  books.block_dropped(*block->cluster);
+  block.reset();
+}
 
 } // namespace qf

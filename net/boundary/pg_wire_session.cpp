@@ -128,15 +128,12 @@ public:
         std::exchange(backend_, nullptr)->abandon();
       finish_fast("Cancelled", "the client disconnected");
     }
-    if (block_) { // between statements: closing its connection rolls it back
-      books_->block_dropped(*block_->cluster);
-      block_.reset();
-    }
+    drop_block(block_, *books_);
   }
 
   /// The client hung up while a statement ran (session_timers::arm_hang_up).
   void on_hang_up() override {
-    timers_.arm_hang_up(hang_up_grace, [weak = weak_from_this()] {
+    timers_.arm_hang_up([weak = weak_from_this()] {
       if (auto self = weak.lock(); self && !self->closed_ && self->busy())
         self->conn_->close();
     });

@@ -11,6 +11,10 @@
 
 namespace qf {
 
+/// How long a wire session whose client hung up mid-statement lets the
+/// statement run on before taking the client for gone.
+constexpr std::chrono::milliseconds hang_up_grace{1000};
+
 class session_timers {
 public:
   explicit session_timers(io::event_loop& loop) : loop_(&loop) {
@@ -25,14 +29,14 @@ public:
     login_ = loop_->after(timeout, std::move(fn));
   }
   /// The client hung up while a statement ran. fn closes the connection
-  /// if the statement still runs after `grace`: a client that half-closed
+  /// if the statement still runs after hang_up_grace: a client that half-closed
   /// after its last statement gets its answer if it ends by then;
   /// otherwise the client is taken for gone, as PostgreSQL's
   /// client_connection_check_interval takes it, and closing cancels the
   /// statement and frees its slot at once rather than when it would have
   /// ended.
-  void arm_hang_up(std::chrono::milliseconds grace, io::event_loop::task fn) {
-    hang_up_ = loop_->after(grace, std::move(fn));
+  void arm_hang_up(io::event_loop::task fn) {
+    hang_up_ = loop_->after(hang_up_grace, std::move(fn));
   }
   void logged_in() {
     cancel(login_);

@@ -6,14 +6,6 @@
 
 namespace qf::sql {
 
-namespace {
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-} // namespace
-
 transaction_effect transaction_effect_of(std::string_view statement) {
   return transaction_effect_of(statement, leading_keyword(statement));
 }
@@ -28,20 +20,20 @@ transaction_effect transaction_effect_of(std::string_view statement,
   // Seven words reach past "ROLLBACK WORK AND NO CHAIN" and "ROLLBACK
   // TRANSACTION TO SAVEPOINT".
   auto words = leading_keywords(statement, 7);
-  if (first == "START")
-    return words.rfind("START TRANSACTION", 0) == 0 ? transaction_effect::opens // not START SLAVE
-                                                     : transaction_effect::none;
-  if (first == "PREPARE") // PREPARE TRANSACTION: the block leaves the session
-    return words.rfind("PREPARE TRANSACTION", 0) == 0 ? transaction_effect::ends
-                                                       : transaction_effect::none;
   std::string_view rest{words};
+  if (first == "START")
+    return rest.starts_with("START TRANSACTION") ? transaction_effect::opens // not START SLAVE
+                                                 : transaction_effect::none;
+  if (first == "PREPARE") // PREPARE TRANSACTION: the block leaves the session
+    return rest.starts_with("PREPARE TRANSACTION") ? transaction_effect::ends
+                                                   : transaction_effect::none;
   rest.remove_prefix(first.size());
   for (std::string_view noise : {" WORK", " TRANSACTION"})
-    if (rest.rfind(noise, 0) == 0)
+    if (rest.starts_with(noise))
       rest.remove_prefix(noise.size());
-  if (rest.rfind(" TO", 0) == 0 && (rest.size() == 3 || rest[3] == ' '))
+  if (rest == " TO" || rest.starts_with(" TO "))
     return transaction_effect::none; // ROLLBACK TO SAVEPOINT
-  if (ends_with(rest, "AND CHAIN") && !ends_with(rest, "AND NO CHAIN"))
+  if (rest.ends_with("AND CHAIN") && !rest.ends_with("AND NO CHAIN"))
     return transaction_effect::none; // a new block starts at once
   return transaction_effect::ends;
 }

@@ -162,7 +162,7 @@ test('a transaction runs on the fast lane: one pooled MariaDB connection, its sl
   const d = await direct(gw);
   await d.query('DROP TABLE IF EXISTS qf_mylane_tx');
   await d.query('CREATE TABLE qf_mylane_tx (id INT PRIMARY KEY) ENGINE=InnoDB');
-  const running = async () => (await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries;
+  const running = () => gw.running(CLUSTER);
   const ids = async () => (await d.query('SELECT id FROM qf_mylane_tx ORDER BY id'))[0].map((r) => r.id);
   const c = await through(gw);
   const [[{ id: pooled }]] = await c.query('SELECT CONNECTION_ID() AS id');
@@ -201,7 +201,7 @@ test("a block whose MariaDB connection is killed ends its client's connection", 
   await assert.rejects(c.query('INSERT INTO qf_mylane_lost VALUES (2)'));
   await Promise.race([ended, sleep(5000).then(() => { throw new Error('the client connection stayed open'); })]);
   assert.deepEqual((await d.query('SELECT count(*) AS n FROM qf_mylane_lost'))[0][0].n, 0);
-  await waitFor(async () => (await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries === 0,
+  await waitFor(async () => (await gw.running(CLUSTER)) === 0,
     { timeoutMs: 3000, what: 'the slot freed' });
 });
 
@@ -219,7 +219,7 @@ test("DDL inside a block commits it, as MariaDB says, and the client's status fl
   await c.rollback(); // nothing left to roll back
   const [[{ n }]] = await d.query('SELECT count(*) AS n FROM qf_mylane_ddl');
   assert.equal(Number(n), 1, 'the insert was committed by the DDL');
-  assert.equal((await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries, 0);
+  assert.equal(await gw.running(CLUSTER), 0);
   await d.query('DROP TABLE IF EXISTS qf_mylane_ddl2');
 });
 
@@ -246,5 +246,5 @@ test("a mysql2 pool's resetOnRelease rolls back what a released connection left 
   const [rows] = await again.execute('SELECT ? + 1 AS x', [41]); // statements prepared again
   assert.equal(Number(rows[0].x), 42);
   again.release();
-  assert.equal((await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries, 0);
+  assert.equal(await gw.running(CLUSTER), 0);
 });

@@ -505,7 +505,7 @@ test('a transaction block runs on the fast lane: one pooled connection, its slot
   const gw = await laneGateway(t, 24140, { poolSize: 1 });
   const d = await direct();
   gw.defer(() => d.end());
-  const running = async () => (await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries;
+  const running = () => gw.running(CLUSTER);
   const c = await connected(gw);
   gw.defer(() => c.end());
   const pooled = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
@@ -561,7 +561,7 @@ test("a block whose backend is terminated ends its client's connection, not just
   await assert.rejects(c.query('INSERT INTO qf_lane_lost VALUES (2)'));
   await Promise.race([ended, sleep(5000).then(() => { throw new Error('the client connection stayed open'); })]);
   assert.equal((await d.query('SELECT count(*)::int AS n FROM qf_lane_lost')).rows[0].n, 0);
-  await waitFor(async () => (await gw.admin('/admin/clusters')).body.find((x) => x.name === CLUSTER).runningQueries === 0,
+  await waitFor(async () => (await gw.running(CLUSTER)) === 0,
     { timeoutMs: 3000, what: 'the slot freed' });
 });
 

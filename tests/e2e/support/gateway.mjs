@@ -173,6 +173,11 @@ export async function startGateway(cfg, { readyTimeoutMs = 20000, args = [], env
       try { body = JSON.parse(text); } catch { /* not JSON */ }
       return { status: res.status, headers: res.headers, body, text };
     },
+    /// The cluster's running count as GET /admin/clusters reports it.
+    async running(cluster) {
+      const { body } = await gw.admin('/admin/clusters');
+      return body.find((x) => x.name === cluster).runningQueries;
+    },
     async metrics() {
       const res = await fetch(`${adminUrl}/metrics`);
       if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
