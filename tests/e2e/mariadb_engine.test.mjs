@@ -152,7 +152,7 @@ test('cancelling a PostgreSQL client query kills the MariaDB query and frees the
   const [rows] = await d.query("SELECT count(*) AS n FROM information_schema.processlist WHERE info = 'SELECT SLEEP(30)'");
   await d.end();
   assert.equal(Number(rows[0].n), 0, 'the backend query was killed');
-  const { queries } = await gw.history({ search: 'SLEEP(30)' });
+  const { queries } = await gw.historyWhen({ search: 'SLEEP(30)' });
   assert.equal(queries[0]?.status, 'Cancelled');
 });
 

@@ -157,7 +157,7 @@ test('a CancelRequest from psql stops pg_sleep on the backend and frees the slot
   const active = await d.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'");
   await d.end();
   assert.equal(active.rows[0].n, 0, 'the backend query was cancelled');
-  const { queries } = await gw.history({ search: 'pg_sleep(30)' });
+  const { queries } = await gw.historyWhen({ search: 'pg_sleep(30)' });
   assert.equal(queries[0]?.status, 'Cancelled');
 });
 

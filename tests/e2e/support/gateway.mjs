@@ -220,6 +220,15 @@ export async function startGateway(cfg, { readyTimeoutMs = 20000, args = [], env
       if (r.status !== 200) throw new Error(`/admin/queries answered ${r.status}: ${r.text}`);
       return r.body;
     },
+    /// history(params) once `ready` holds for it. The wire fast lane files a
+    /// statement's record (and counts it in the metrics) just after sending
+    /// its answer, so a client can ask before it is there.
+    async historyWhen(params, ready = (h) => h.total > 0, { timeoutMs = 5000 } = {}) {
+      let last;
+      await waitFor(async () => ready(last = await gw.history(params)),
+        { timeoutMs, what: `history ${JSON.stringify(params)}` });
+      return last;
+    },
   };
   return gw;
 }
