@@ -1,22 +1,28 @@
 // A cluster's idle non-blocking connections, kept for the next statement
 // of any session on the wire fast lane: PostgreSQL's (pg_async_connection)
-// and MySQL's (mysql_async_connection). Free of Asio, so that the cluster
-// state which owns it can be shared with the actors.
+// and MySQL's (mysql_async_connection). Each is served by one wire
+// thread's loop; a session takes one of its own loop's, or has one moved
+// over. Free of Asio, so that the cluster state which owns it can be
+// shared with the actors.
 #pragma once
 
 #include "engines/lane_pool_fwd.hpp"
+#include "io/event_loop.hpp"
 #include "io/round_clock.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 namespace qf::engines {
 
-/// Connection: reusable() (idle and sound) and quiet() (nothing arrived
-/// while idle); Target: what a new one is opened with.
+/// Connection: reusable() (idle and sound), quiet() (nothing arrived
+/// while idle), loop(), leave_loop()/join_loop() and a static open();
+/// Target: what a new one is opened with.
 template <class Connection, class Target>
 class lane_pool {
 public:
@@ -27,26 +33,18 @@ public:
   lane_pool(const lane_pool&) = delete;
   lane_pool& operator=(const lane_pool&) = delete;
 
-  const Target& target() const {
-    return target_;
-  }
-
-  /// An idle connection, or null: the caller opens one. One idle for
-  /// longer than quiet_check_after is first checked for a word from the
-  /// server (a restart, a terminated backend) and dropped if it had one;
-  /// one idle for less is handed over unchecked, as pgbouncer reuses a
-  /// connection within server_check_delay (30 s there).
-  std::shared_ptr<Connection> take() {
+  /// An idle connection served on `loop` (the caller's), or null: the
+  /// caller fetch()es one. One idle for longer than quiet_check_after is
+  /// first checked for a word from the server (a restart, a terminated
+  /// backend) and dropped if it had one; one idle for less is handed over
+  /// unchecked, as pgbouncer reuses a connection within
+  /// server_check_delay (30 s there).
+  std::shared_ptr<Connection> take(const io::event_loop& loop) {
     auto now = io::round_clock::steady();
     for (;;) {
-      idle_connection idle;
-      {
-        std::lock_guard guard{mtx_};
-        if (idle_.empty())
-          return nullptr;
-        idle = std::move(idle_.back());
-        idle_.pop_back();
-      }
+      auto idle = take_last([&](const Connection& c) { return &c.loop() == &loop; });
+      if (!idle.conn)
+        return nullptr;
       // The check costs a system call: under load a connection comes back
       // microseconds after it went, with nothing to hear in between.
       if (now - idle.since < quiet_check_after || idle.conn->quiet())
@@ -55,6 +53,31 @@ public:
   }
 
   static constexpr std::chrono::milliseconds quiet_check_after{100};
+
+  /// With none of `loop`'s own idle (take() said null): one idle on
+  /// another loop, moved to `loop`, else a new one. `done` runs on
+  /// `loop`'s thread, with the connection or null and why. Moved rather
+  /// than opened, a client that connects per statement costs no backend
+  /// connection per statement, whichever wire thread it lands on.
+  template <class Done> // Connection::opened, which needs the whole type
+  void fetch(io::event_loop& loop, Done done) {
+    auto moving = take_last([&](const Connection& c) { return &c.loop() != &loop; }).conn;
+    if (!moving)
+      return Connection::open(target_, loop, std::move(done));
+    auto& from = moving->loop();
+    from.post([conn = std::move(moving), to = loop.shared_from_this(), target = target_,
+               done = std::move(done)]() mutable {
+      conn->leave_loop();
+      auto& next = *to;
+      next.post([conn = std::move(conn), to = std::move(to), target = std::move(target),
+                 done = std::move(done)]() mutable {
+        if (conn->join_loop(*to) && conn->quiet())
+          return done(std::move(conn), {});
+        conn.reset(); // it closes here, on the loop it joined
+        Connection::open(target, *to, std::move(done));
+      });
+    });
+  }
 
   /// Keeps the connection if it is fit for reuse and there is room;
   /// otherwise it closes.
@@ -70,18 +93,43 @@ public:
   /// keep none from now on.
   void retire() {
     std::vector<idle_connection> closing;
-    std::lock_guard guard{mtx_};
-    retired_ = true;
-    closing.swap(idle_);
+    {
+      std::lock_guard guard{mtx_};
+      retired_ = true;
+      closing.swap(idle_);
+    }
+    for (auto& idle : closing)
+      close_on_its_loop(std::move(idle.conn));
   }
 
 private:
-  const Target target_;
-  const uint32_t max_idle_;
   struct idle_connection {
     std::shared_ptr<Connection> conn;
     std::chrono::steady_clock::time_point since;
   };
+
+  /// The idle connection returned last of those that `fits`: its backend
+  /// is the warmest.
+  template <class Fits>
+  idle_connection take_last(Fits fits) {
+    std::lock_guard guard{mtx_};
+    auto it = std::find_if(idle_.rbegin(), idle_.rend(),
+                           [&](const idle_connection& c) { return fits(*c.conn); });
+    if (it == idle_.rend())
+      return {};
+    auto idle = std::move(*it);
+    idle_.erase(std::next(it).base());
+    return idle;
+  }
+
+  /// A connection is only touched on its loop's thread, its end included.
+  static void close_on_its_loop(std::shared_ptr<Connection> conn) {
+    auto& loop = conn->loop();
+    loop.post([conn = std::move(conn)] {});
+  }
+
+  const Target target_;
+  const uint32_t max_idle_;
 
   std::mutex mtx_;
   std::vector<idle_connection> idle_;

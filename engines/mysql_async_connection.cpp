@@ -48,6 +48,18 @@ mysql_async_connection::~mysql_async_connection() {
   mysql_close(conn_);
 }
 
+void mysql_async_connection::leave_loop() {
+  ++wait_number_; // a timer it armed there is stale
+  socket_.close(); // the copy: the connection itself stays open
+}
+
+bool mysql_async_connection::join_loop(io::event_loop& to) {
+  loop_ = to.shared_from_this();
+  socket_ = loop_->add(::dup(mysql_get_socket(conn_)), weak_from_this());
+  broken_ = !socket_;
+  return !broken_;
+}
+
 void mysql_async_connection::on_ready(uint32_t events) {
   if (events & io::input_events)
     readable_ = true;
@@ -68,7 +80,7 @@ bool mysql_async_connection::must_wait(int status) {
     // connect timeout) runs out; telling it so when it does is ours. A
     // later wait makes this one stale.
     loop_->after(std::chrono::milliseconds(mysql_get_timeout_value_ms(conn_)),
-                 [weak = weak_from_this(), number = wait_number_] {
+                 [weak = weak_from_this(), number = wait_number_.load()] {
                    if (auto self = weak.lock(); self && self->wait_number_ == number)
                      self->advance(MYSQL_WAIT_TIMEOUT);
                  });

@@ -10,6 +10,7 @@
 #include "engines/mysql_engine.hpp"
 #include "io/event_loop.hpp"
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -74,6 +75,17 @@ public:
   /// known without a round trip.
   bool quiet() const;
 
+  /// The loop it is served on, whose thread alone may use it.
+  io::event_loop& loop() const {
+    return *loop_;
+  }
+
+  /// An idle connection moves to another loop in two steps: it stops
+  /// being watched, on its loop's thread; then it is watched by the new
+  /// one, on that one's thread (false if it cannot be).
+  void leave_loop();
+  bool join_loop(io::event_loop& to);
+
   void on_ready(uint32_t events) override;
 
   /// Use open().
@@ -107,7 +119,9 @@ private:
   io::watch socket_; // a copy of the library's descriptor, for epoll
   step step_ = step::connecting;
   int waiting_for_ = 0; // MYSQL_WAIT_READ / MYSQL_WAIT_WRITE
-  uint64_t wait_number_ = 0; // which wait a timeout timer belongs to
+  // Which wait a timeout timer belongs to; atomic, as a timer armed on
+  // the loop it left may still look.
+  std::atomic<uint64_t> wait_number_{0};
   bool readable_ = false;
   bool writable_ = false;
   bool in_run_ = false;

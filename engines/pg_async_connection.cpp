@@ -142,6 +142,15 @@ bool pg_async_connection::start() {
   return !broken_;
 }
 
+void pg_async_connection::leave_loop() {
+  socket_.close(); // the copy: the connection itself stays open
+}
+
+bool pg_async_connection::join_loop(io::event_loop& to) {
+  loop_ = to.shared_from_this();
+  return start();
+}
+
 void pg_async_connection::on_ready(uint32_t events) {
   if (events & io::input_events)
     readable_ = true;

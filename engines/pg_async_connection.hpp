@@ -115,6 +115,17 @@ public:
   /// Watches the socket on the loop; false if it cannot.
   bool start();
 
+  /// The loop it is served on, whose thread alone may use it.
+  io::event_loop& loop() const {
+    return *loop_;
+  }
+
+  /// An idle connection moves to another loop in two steps: it stops
+  /// being watched, on its loop's thread; then it is watched by the new
+  /// one, on that one's thread (false if it cannot be).
+  void leave_loop();
+  bool join_loop(io::event_loop& to);
+
   void on_ready(uint32_t events) override;
 
 private:

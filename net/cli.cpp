@@ -17,9 +17,10 @@
 #include <caf/send.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
-#include <optional>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 namespace qf::cli {
@@ -175,6 +176,16 @@ bool wait_for_database(const config::node& q, const sigset_t& signals,
   return true;
 }
 
+/// Half the cores by default: the gateway shares its machine with what it
+/// serves (a worker runs next to its applications), and on two cores a
+/// second loop cost connection-per-statement clients more in wake-ups than
+/// it gave persistent ones (docs/performance.md, session 11).
+size_t wire_threads(const config::node& q) {
+  if (q.wire_threads > 0)
+    return q.wire_threads;
+  return std::max(1u, std::thread::hardware_concurrency() / 2);
+}
+
 int serve(const options& opts) {
   auto cfg = load(opts.config_path);
   if (!cfg)
@@ -215,7 +226,7 @@ int serve(const options& opts) {
     node gateway{sys, *cfg, std::move(served->fleet), std::move(served->file_text)};
     auto svc = gateway.services();
     http::service web;
-    wire::service wire_listeners;
+    wire::service wire_listeners{wire_threads(cfg->queryflux)};
     try {
       const auto& q = cfg->queryflux;
       if (q.trino_http.enabled)
@@ -240,8 +251,9 @@ int serve(const options& opts) {
                                         q.mysql_wire.startup_timeout));
       web.start(2);
       wire_listeners.start();
-      spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups)",
-                   QF_VERSION, cfg->clusters.size(), cfg->groups.size());
+      spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups, {} wire threads)",
+                   QF_VERSION, cfg->clusters.size(), cfg->groups.size(),
+                   wire_threads(cfg->queryflux));
       int sig = 0;
       sigwait(&signals, &sig);
       spdlog::info("received signal {}: draining for up to {}s", sig,

@@ -3,6 +3,8 @@
 
 #include "actors/core/messages.hpp"
 #include "engines/lane_pool.hpp"
+#include "engines/mysql_async_connection.hpp"
+#include "engines/pg_async_connection.hpp"
 #include "engines/mysql_engine.hpp"
 
 #include <caf/send.hpp>

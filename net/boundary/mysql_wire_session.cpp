@@ -333,15 +333,15 @@ private:
     params_ = std::move(ev.params);
     books_->set_catalog(session_.database());
     node_->in_flight.fetch_add(1); // before it leaves: a drain waits for it
-    auto idle = st.cluster->mysql_lane->take();
+    auto idle = st.cluster->mysql_lane->take(conn_->loop());
     bool started = idle != nullptr;
     if (started)
       start_backend(std::move(idle));
     books_->admitted(st);
     if (started)
       return true;
-    engines::mysql_async_connection::open(
-      st.cluster->mysql_lane->target(), conn_->loop(),
+    st.cluster->mysql_lane->fetch(
+      conn_->loop(),
       [weak = weak_from_this(), lane = st.cluster->mysql_lane](
         std::shared_ptr<engines::mysql_async_connection> conn, std::string error) {
         auto self = weak.lock();

@@ -397,15 +397,15 @@ private:
     // The statement leaves first, the bookkeeping follows while the server
     // works: the backend reports nothing from inside run() or relay().
     node_->in_flight.fetch_add(1); // before it leaves: a drain waits for it
-    auto idle = st.cluster->lane->take();
+    auto idle = st.cluster->lane->take(conn_->loop());
     bool started = idle != nullptr;
     if (started)
       start_backend(std::move(idle));
     books_->admitted(st);
     if (started)
       return true;
-    engines::pg_async_connection::open(
-      st.cluster->lane->target(), conn_->loop(),
+    st.cluster->lane->fetch(
+      conn_->loop(),
       [weak = weak_from_this(), lane = st.cluster->lane](
         std::shared_ptr<engines::pg_async_connection> conn, std::string error) {
         auto self = weak.lock();

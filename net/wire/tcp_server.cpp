@@ -1,5 +1,5 @@
-// Listeners and connections for the wire protocols on the wire thread's
-// event loop: plain sockets, and TLS by OpenSSL on the same descriptor.
+// Listeners and connections for the wire protocols on the wire threads'
+// event loops: plain sockets, and TLS by OpenSSL on the same descriptor.
 #include "net/wire/tcp_server.hpp"
 
 #include "io/spare_descriptor.hpp"
@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -34,7 +35,10 @@ struct tls_context_deleter {
 using tls_context = std::unique_ptr<SSL_CTX, tls_context_deleter>;
 
 struct listener_state {
-  std::shared_ptr<io::event_loop> loop;
+  /// The service's loops: the first accepts, each serves every n-th
+  /// connection.
+  std::vector<std::shared_ptr<io::event_loop>> loops;
+  std::atomic<size_t> accepted{0};
   listener_options opts;
   handler_factory factory;
   std::atomic<uint32_t> connections{0};
@@ -74,8 +78,9 @@ class tcp_connection : public connection,
                        public io::watcher,
                        public std::enable_shared_from_this<tcp_connection> {
 public:
-  tcp_connection(int fd, std::shared_ptr<listener_state> owner)
-    : fd_(fd), owner_(std::move(owner)) {
+  tcp_connection(int fd, std::shared_ptr<listener_state> owner,
+                 std::shared_ptr<io::event_loop> loop)
+    : fd_(fd), owner_(std::move(owner)), loop_(std::move(loop)) {
     owner_->connections.fetch_add(1);
   }
 
@@ -90,11 +95,11 @@ public:
   tcp_connection(const tcp_connection&) = delete;
   tcp_connection& operator=(const tcp_connection&) = delete;
 
-  /// On the wire thread, with the handler the factory made.
+  /// On its loop, with the handler the factory made.
   void start(std::shared_ptr<handler> h) {
     handler_ = std::move(h);
     started_ = true;
-    watch_ = owner_->loop->add(fd_, weak_from_this());
+    watch_ = loop_->add(fd_, weak_from_this());
     if (!watch_) {
       spdlog::warn("{}: cannot watch a connection: {}", owner_->opts.name,
                    std::strerror(errno));
@@ -110,7 +115,7 @@ public:
     if (bytes.empty())
       return;
     pending_.fetch_add(bytes.size());
-    // Inline when called on the wire thread (the PostgreSQL session),
+    // Inline when called on the connection's loop (the wire sessions),
     // posted from elsewhere (the MySQL session actors).
     loop().dispatch([self = shared_from_this(), b = std::move(bytes)]() mutable {
       self->release_held();
@@ -164,7 +169,7 @@ public:
   }
 
   io::event_loop& loop() override {
-    return *owner_->loop;
+    return *loop_;
   }
 
   size_t pending_output() const override {
@@ -435,6 +440,7 @@ private:
 
   const int fd_;
   std::shared_ptr<listener_state> owner_;
+  std::shared_ptr<io::event_loop> loop_; // the one this connection is served on
   io::watch watch_;
   std::shared_ptr<handler> handler_;
   std::array<char, 16384> buffer_;
@@ -509,10 +515,10 @@ public:
     spdlog::info("{} listening on {}:{}", opts.name, opts.address, opts.port);
   }
 
-  /// On the wire thread.
+  /// On the first loop.
   void start() {
     started_ = true;
-    watch_ = state_->loop->add(listen_fd_, weak_from_this());
+    watch_ = state_->loops.front()->add(listen_fd_, weak_from_this());
     if (!watch_)
       spdlog::error("{}: cannot watch the listening socket", state_->opts.name);
   }
@@ -524,7 +530,7 @@ public:
 
   /// From any thread.
   void stop() {
-    state_->loop->dispatch([self = shared_from_this()] { self->watch_.close(); });
+    state_->loops.front()->dispatch([self = shared_from_this()] { self->watch_.close(); });
   }
 
   void on_ready(uint32_t) override {
@@ -547,19 +553,26 @@ public:
       }
       int on = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-      auto conn = std::make_shared<tcp_connection>(fd, state_);
-      std::shared_ptr<handler> session;
-      try {
-        session = state_->factory(conn);
-      } catch (const std::exception& e) { // that connection goes, the listener stays
-        spdlog::error("{}: cannot start a session: {}", state_->opts.name, e.what());
-        continue; // its descriptor closes with it
-      }
-      conn->start(std::move(session));
+      const auto& loops = state_->loops;
+      auto conn = std::make_shared<tcp_connection>(
+        fd, state_, loops[state_->accepted.fetch_add(1) % loops.size()]);
+      conn->loop().dispatch([state = state_, conn] { serve(*state, conn); });
     }
   }
 
 private:
+  /// On the connection's loop: its session starts.
+  static void serve(listener_state& state, const std::shared_ptr<tcp_connection>& conn) {
+    std::shared_ptr<handler> session;
+    try {
+      session = state.factory(conn);
+    } catch (const std::exception& e) { // that connection goes, the listener stays
+      spdlog::error("{}: cannot start a session: {}", state.opts.name, e.what());
+      return; // its descriptor closes with it
+    }
+    conn->start(std::move(session));
+  }
+
   /// Out of descriptors: the connection waiting first is turned away.
   bool turn_away_one() {
     if (!std::exchange(out_of_descriptors_, true))
@@ -578,15 +591,16 @@ private:
 
 } // namespace
 
-// One thread, as pgbouncer runs one event loop: a PostgreSQL statement on
-// the fast lane never leaves it.
+// A thread per loop. A statement on the fast lane never leaves its
+// connection's loop: its backend connection is opened and reused there.
 struct service::impl {
-  std::shared_ptr<io::event_loop> loop = io::event_loop::create();
+  std::vector<std::shared_ptr<io::event_loop>> loops;
   std::vector<std::shared_ptr<acceptor>> acceptors;
 };
 
-service::service() : impl_(std::make_unique<impl>()) {
-  // nop
+service::service(size_t threads) : impl_(std::make_unique<impl>()) {
+  for (size_t i = 0; i < std::max<size_t>(threads, 1); ++i)
+    impl_->loops.push_back(io::event_loop::create());
 }
 
 service::~service() {
@@ -595,19 +609,20 @@ service::~service() {
 
 void service::listen(const listener_options& opts, handler_factory factory) {
   auto state = std::make_shared<listener_state>();
-  state->loop = impl_->loop;
+  state->loops = impl_->loops;
   state->opts = opts;
   state->factory = std::move(factory);
   if (!opts.tls_cert_file.empty())
     state->tls = load_tls(opts);
   auto a = std::make_shared<acceptor>(state);
   a->bind_and_listen();
-  impl_->loop->dispatch([a] { a->start(); }); // runs once the loop starts
+  impl_->loops.front()->dispatch([a] { a->start(); }); // runs once the loop starts
   impl_->acceptors.push_back(std::move(a));
 }
 
 void service::start() {
-  impl_->loop->start();
+  for (auto& loop : impl_->loops)
+    loop->start();
 }
 
 void service::stop_accepting() {
@@ -617,7 +632,8 @@ void service::stop_accepting() {
 
 void service::stop() {
   stop_accepting();
-  impl_->loop->stop();
+  for (auto& loop : impl_->loops)
+    loop->stop();
   impl_->acceptors.clear();
 }
 

@@ -1,6 +1,6 @@
-// TCP listeners for the wire protocols (PostgreSQL, MySQL), all served by
-// one thread's event loop (io/event_loop), with TLS by OpenSSL on the same
-// sockets. Reading is credit-based: after each chunk delivered, the
+// TCP listeners for the wire protocols (PostgreSQL, MySQL), served by a few
+// event loops (io/event_loop), a thread each: a connection stays on the
+// loop it was handed to, with TLS by OpenSSL on the same socket. Reading is credit-based: after each chunk delivered, the
 // connection waits for read_more(), so a slow session never buffers a fast
 // client's whole stream.
 #pragma once
@@ -20,7 +20,7 @@ class connection {
 public:
   virtual ~connection() = default;
   virtual void write(std::string bytes) = 0;
-  /// On the wire thread only: keeps a copy of the bytes until the thread's
+  /// On its loop's thread only: keeps a copy of the bytes until the thread's
   /// current round of ready events ends, then sends what the socket takes
   /// and queues the rest; a small answer costs one send and no allocation.
   /// Everything else (write, close, start_tls, when_drained) sends the
@@ -34,17 +34,17 @@ public:
   /// on_tls_ready() and everything after is encrypted. `received`: the
   /// handshake's bytes the handler already took in.
   virtual void start_tls(std::string received) = 0;
-  /// The wire thread's loop, which the handler is called on: work posted
-  /// there never runs beside the handler.
+  /// The loop this connection is served on, which the handler is called
+  /// on: work posted there never runs beside the handler.
   virtual io::event_loop& loop() = 0;
   /// Bytes written but not sent yet: how far the client lags behind.
   virtual size_t pending_output() const = 0;
-  /// Runs fn on the wire thread once everything written so far is sent; never,
+  /// Runs fn on its loop once everything written so far is sent; never,
   /// if the connection closes first.
   virtual void when_drained(std::function<void()> fn) = 0;
 };
 
-/// Receives a connection's input; called on the wire thread.
+/// Receives a connection's input; called on its connection's loop.
 class handler {
 public:
   virtual ~handler() = default;
@@ -72,7 +72,9 @@ struct listener_options {
 
 class service {
 public:
-  service();
+  /// Serves connections on `threads` event loops, each on a thread of
+  /// its own, handing them out in turn.
+  explicit service(size_t threads = 1);
   ~service();
 
   service(const service&) = delete;
@@ -80,7 +82,6 @@ public:
 
   /// Binds now; throws std::runtime_error when the port is taken.
   void listen(const listener_options& opts, handler_factory factory);
-  /// Serves on one thread of its own.
   void start();
   void stop_accepting();
   void stop();

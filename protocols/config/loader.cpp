@@ -189,7 +189,7 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
                {"role", "externalAddress", "frontends", "adminApi",
                 "persistence", "shutdownDrainTimeoutSecs",
                 "queryHistoryCapacity", "configReloadIntervalSecs",
-                "queryHistoryRetentionDays"});
+                "queryHistoryRetentionDays", "wireThreads"});
   std::string role = "standalone";
   w.read(n, path, "role", role);
   if (role == "standalone")
@@ -282,6 +282,7 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
   w.read_uint(n, path, "queryHistoryRetentionDays",
               out.query_history_retention_days, 36'500);
   w.read_seconds(n, path, "configReloadIntervalSecs", out.config_reload_interval);
+  w.read_uint(n, path, "wireThreads", out.wire_threads, 64);
   if (out.role == node_role::control_plane && out.persistence.type != "postgres")
     w.report(path + ".persistence.type",
              "a controlPlane keeps the fleet in PostgreSQL: set type: postgres and its url");

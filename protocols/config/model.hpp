@@ -163,6 +163,9 @@ struct node {
   admin_api admin;
   persistence_settings persistence;
   std::chrono::seconds shutdown_drain_timeout = std::chrono::seconds(30);
+  /// Event loops (threads) serving the PostgreSQL and MySQL wire
+  /// frontends; 0: half the machine's cores, at least one.
+  uint32_t wire_threads = 0;
   /// How many finished query records the in-memory history keeps.
   uint32_t query_history_capacity = 10000;
   /// PostgreSQL history older than this is purged hourly; 0 keeps it all.

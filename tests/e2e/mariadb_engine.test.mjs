@@ -41,6 +41,8 @@ before(async () => {
   });
   cfg.queryflux.frontends.postgresWire = { enabled: true, port: ports.pg };
   cfg.queryflux.frontends.mysqlWire = { enabled: true, port: ports.my };
+  // Three wire threads: sessions, their backends and cancels cross loops.
+  cfg.queryflux.wireThreads = 3;
   gw = await startGateway(cfg);
   const d = await direct();
   await d.query(`DROP TABLE IF EXISTS qf_my_e2e;

@@ -25,6 +25,8 @@ async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4 } = {}
     routingFallback: GROUP,
   });
   cfg.queryflux.externalAddress = `http://127.0.0.1:${base}`;
+  // Three wire threads: sessions, their backends and cancels cross loops.
+  cfg.queryflux.wireThreads = 3;
   cfg.queryflux.frontends = {
     trinoHttp: { enabled: false },
     mysqlWire: { enabled: true, port: base + 1 },

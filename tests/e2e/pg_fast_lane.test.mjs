@@ -30,6 +30,8 @@ async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpo
     routingFallback: GROUP,
   });
   cfg.queryflux.externalAddress = `http://127.0.0.1:${base}`;
+  // Three wire threads: sessions, their backends and cancels cross loops.
+  cfg.queryflux.wireThreads = 3;
   cfg.queryflux.frontends = {
     trinoHttp: { enabled: false },
     postgresWire: { enabled: true, port: base + 1 },

@@ -35,6 +35,8 @@ before(async () => {
   });
   cfg.queryflux.frontends.postgresWire = { enabled: true, port: ports.pg };
   cfg.queryflux.frontends.mysqlWire = { enabled: true, port: ports.my };
+  // Three wire threads: sessions, their backends and cancels cross loops.
+  cfg.queryflux.wireThreads = 3;
   gw = await startGateway(cfg);
   const d = direct();
   await d.connect();

@@ -2,6 +2,7 @@
 // the real MariaDB server the test command starts (QF_MY_URL), on a real
 // event loop: rows streamed in order through a pause, counts, errors with
 // their codes, KILL QUERY, a killed connection, a refused login.
+#include "engines/lane_pool.hpp"
 #include "engines/mysql_async_connection.hpp"
 #include "tests/unit/support/silent_listener.hpp"
 
@@ -267,4 +268,32 @@ TEST_F(mysql_async_connection_test, a_server_that_takes_the_connection_and_says_
   EXPECT_FALSE(open(t, why));
   EXPECT_GE(std::chrono::steady_clock::now() - started, 900ms);
   EXPECT_NE(why.find("cannot connect to MySQL"), std::string::npos) << why;
+}
+
+TEST_F(mysql_async_connection_test, an_idle_connection_moved_to_another_loop_serves_there) {
+  // The lane pool moves an idle connection to a wire thread that has none.
+  std::string why;
+  conn_ = open(server(), why);
+  ASSERT_TRUE(conn_) << why;
+  auto id = run("SELECT CONNECTION_ID()")->first_cells.at(0);
+  mysql_lane_pool pool(server(), 1);
+  pool.give_back(conn_);
+  auto other = io::event_loop::create();
+  other->start();
+  std::promise<std::shared_ptr<mysql_async_connection>> fetched;
+  other->post([&] {
+    pool.fetch(*other, [&](std::shared_ptr<mysql_async_connection> c, std::string e) {
+      EXPECT_TRUE(other->in_loop_thread());
+      EXPECT_TRUE(c) << e;
+      fetched.set_value(std::move(c));
+    });
+  });
+  auto f = fetched.get_future();
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(f.get(), conn_) << "opened a new connection instead";
+  ASSERT_EQ(&conn_->loop(), other.get());
+
+  std::swap(loop_, other); // the fixture runs statements on conn_'s loop
+  EXPECT_EQ(run("SELECT CONNECTION_ID()")->first_cells, std::vector<std::string>{id});
+  other->stop();
 }

@@ -3,6 +3,7 @@
 // for servers reached over TLS; and what a relay keeps prepared on the
 // server for clients' named statements. Against the real PostgreSQL the test
 // command starts (QF_PG_URL), on a real event loop.
+#include "engines/lane_pool.hpp"
 #include "engines/pg_async_connection.hpp"
 #include "protocols/pgwire/frontend.hpp"
 #include "tests/unit/support/silent_listener.hpp"
@@ -133,9 +134,13 @@ protected:
   }
 
   std::shared_ptr<pg_async_connection> open() {
+    return open_on(*loop_);
+  }
+
+  static std::shared_ptr<pg_async_connection> open_on(io::event_loop& loop) {
     std::promise<std::shared_ptr<pg_async_connection>> opened;
-    loop_->post([&] {
-      pg_async_connection::open(server_url(), *loop_,
+    loop.post([&] {
+      pg_async_connection::open(server_url(), loop,
                                 [&](std::shared_ptr<pg_async_connection> c, std::string why) {
                                   EXPECT_TRUE(c) << why;
                                   opened.set_value(std::move(c));
@@ -372,4 +377,86 @@ TEST_F(pg_async_connection_test, a_server_that_takes_the_connection_and_says_not
   ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
   EXPECT_NE(f.get().find("timeout expired"), std::string::npos);
   EXPECT_GE(std::chrono::steady_clock::now() - started, 300ms);
+}
+
+TEST_F(pg_async_connection_test, the_lane_pool_hands_each_loop_only_its_own_connections) {
+  // A connection is watched by the loop it was opened on: handed to a
+  // session on another wire thread, its events would reach the wrong one.
+  auto other = io::event_loop::create();
+  other->start();
+  auto mine = open();
+  auto theirs = open_on(*other);
+  ASSERT_TRUE(mine && theirs);
+  pg_lane_pool pool(server_url(), 10);
+  pool.give_back(mine);
+  pool.give_back(theirs);
+
+  EXPECT_EQ(pool.take(*other), theirs);
+  EXPECT_EQ(pool.take(*other), nullptr) << "took the first loop's connection";
+  EXPECT_EQ(pool.take(*loop_), mine);
+  EXPECT_EQ(pool.take(*loop_), nullptr);
+
+  pool.give_back(theirs);
+  pool.retire();
+  EXPECT_EQ(pool.take(*other), nullptr);
+  loop_->post([c = std::move(mine)] {});
+  other->post([c = std::move(theirs)] {});
+  other->stop();
+}
+
+TEST_F(pg_async_connection_test, a_loop_without_idle_connections_gets_another_loops_moved_over) {
+  // A client that connects per statement lands on each wire thread in
+  // turn: were the other loop's idle connection not moved, every other
+  // statement would cost a backend connection.
+  auto other = io::event_loop::create();
+  other->start();
+  conn_ = open();
+  ASSERT_TRUE(conn_);
+  auto pid = run("SELECT pg_backend_pid()", {})->first_cells.at(0);
+  pg_lane_pool pool(server_url(), 1);
+  pool.give_back(conn_);
+  ASSERT_EQ(pool.take(*other), nullptr);
+
+  std::promise<std::shared_ptr<pg_async_connection>> fetched;
+  other->post([&] {
+    pool.fetch(*other, [&](std::shared_ptr<pg_async_connection> c, std::string why) {
+      EXPECT_TRUE(other->in_loop_thread());
+      EXPECT_TRUE(c) << why;
+      fetched.set_value(std::move(c));
+    });
+  });
+  auto f = fetched.get_future();
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  auto moved = f.get();
+  EXPECT_EQ(moved, conn_) << "opened a new connection instead";
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(&moved->loop(), other.get());
+
+  // It works on its new loop, as the same backend.
+  auto c = std::make_shared<collector>();
+  c->conn = moved;
+  c->conn_loop = other.get();
+  auto finished = c->done.get_future();
+  other->post([&] { moved->run("SELECT pg_backend_pid()", {}, c); });
+  ASSERT_EQ(finished.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(c->first_cells, std::vector<std::string>{pid});
+
+  // With nothing idle anywhere, fetch() opens a new one.
+  std::promise<std::shared_ptr<pg_async_connection>> opened;
+  loop_->post([&] {
+    pool.fetch(*loop_, [&](std::shared_ptr<pg_async_connection> n, std::string) {
+      opened.set_value(std::move(n));
+    });
+  });
+  auto o = opened.get_future();
+  ASSERT_EQ(o.wait_for(10s), std::future_status::ready);
+  auto fresh = o.get();
+  ASSERT_TRUE(fresh);
+  EXPECT_NE(fresh, moved);
+  EXPECT_EQ(&fresh->loop(), loop_.get());
+  loop_->post([f = std::move(fresh)] {});
+  conn_.reset();
+  c.reset();
+  other->post([m = std::move(moved)] {});
+  other->stop();
 }

@@ -10,8 +10,10 @@
 
 #include <chrono>
 #include <future>
+#include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 using namespace std::chrono_literals;
 
@@ -93,4 +95,50 @@ TEST(wire_service, the_last_bytes_and_the_hang_up_announced_at_once_are_both_rea
   ::close(fd);
   service.stop();
   rec->conn.reset();
+}
+
+TEST(wire_service, connections_are_dealt_to_the_loops_in_turn_and_started_on_their_own) {
+  // Each loop serves every third connection; its session is made on that
+  // loop's thread, since a session arms timers and opens backends there.
+  struct quiet : qf::wire::handler {
+    void on_data(std::string_view) override {}
+    void on_closed() override {}
+    void on_tls_ready() override {}
+  };
+  std::mutex mtx;
+  std::map<const qf::io::event_loop*, int> per_loop;
+  int made_elsewhere = 0;
+  std::vector<std::shared_ptr<qf::wire::connection>> conns;
+  std::promise<void> all_made;
+  constexpr int connections = 6;
+  qf::wire::service service{3};
+  qf::wire::listener_options opts;
+  opts.name = "test";
+  opts.address = "127.0.0.1";
+  opts.port = test_port + 1;
+  service.listen(opts, [&](std::shared_ptr<qf::wire::connection> conn) {
+    std::lock_guard guard{mtx};
+    ++per_loop[&conn->loop()];
+    made_elsewhere += conn->loop().in_loop_thread() ? 0 : 1;
+    conns.push_back(conn);
+    if (conns.size() == connections)
+      all_made.set_value();
+    return std::make_shared<quiet>();
+  });
+  service.start();
+  std::vector<int> fds;
+  for (int i = 0; i < connections; ++i)
+    fds.push_back(connect_to(test_port + 1));
+  ASSERT_EQ(all_made.get_future().wait_for(5s), std::future_status::ready);
+  {
+    std::lock_guard guard{mtx};
+    EXPECT_EQ(made_elsewhere, 0);
+    ASSERT_EQ(per_loop.size(), 3u);
+    for (const auto& [loop, n] : per_loop)
+      EXPECT_EQ(n, 2);
+  }
+  for (int fd : fds)
+    ::close(fd);
+  service.stop();
+  conns.clear();
 }

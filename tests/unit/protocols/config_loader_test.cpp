@@ -43,6 +43,7 @@ TEST(config_loader, minimal_config_gets_the_documented_defaults) {
   EXPECT_TRUE(c.queryflux.trino_http.enabled);
   EXPECT_EQ(c.queryflux.trino_http.port, 18080);
   EXPECT_FALSE(c.queryflux.postgres_wire.enabled);
+  EXPECT_EQ(c.queryflux.wire_threads, 0u); // half the cores, at least one
   EXPECT_EQ(c.queryflux.admin.port, 9000);
   EXPECT_EQ(c.queryflux.shutdown_drain_timeout, 30s);
   EXPECT_EQ(c.health.task_delay, 1min);
@@ -65,6 +66,7 @@ queryflux:
     trinoHttp: { enabled: true, port: 8081, maxConnections: 50, queryClientTimeout: 90s, maxPageRows: 100 }
   adminApi: { port: 9100, username: ops, password: s3cret }
   shutdownDrainTimeoutSecs: 5
+  wireThreads: 3
 monitor: { taskDelay: 500ms, checkTimeout: 2s }
 clusters:
   a: { engine: duckDb, databasePath: /tmp/a.duckdb, maxRunningQueries: 3, initSql: "SELECT 1" }
@@ -92,6 +94,7 @@ routingFallback: g1
   EXPECT_EQ(c.queryflux.trino_http.max_page_rows, 100u);
   EXPECT_EQ(c.queryflux.admin.username, "ops");
   EXPECT_EQ(c.queryflux.shutdown_drain_timeout, 5s);
+  EXPECT_EQ(c.queryflux.wire_threads, 3u);
   EXPECT_EQ(c.health.task_delay, 500ms);
   EXPECT_EQ(c.health.check_timeout, 2s);
   const auto* a = c.find_cluster("a");
@@ -126,6 +129,7 @@ queryflux:
     trinoHttp: { port: 9000, colour: blue }
   adminApi: { port: 9000 }
   shutdownDrainTimeoutSecs: soon
+  wireThreads: 65
 monitor: { taskDelay: 10 }
 clusters:
   duck: { engine: duckDb, maxRunningQueries: -1 }
@@ -147,6 +151,8 @@ routingFallback: missing
     << all_problems(r);
   EXPECT_TRUE(has_problem(r, "queryflux.shutdownDrainTimeoutSecs: expected a "
                              "whole number from 0 to 31536000"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "queryflux.wireThreads: expected a whole number from 0 to 64"))
     << all_problems(r);
   EXPECT_TRUE(has_problem(r, "monitor.taskDelay: expected a duration such as "
                              "500ms, 30s, 1m or 1h"))
