@@ -10,6 +10,8 @@
 # short alternating rounds, with pgbouncer as the yardstick in each.
 # Usage: bench/pgbench_ab.sh BIN_A BIN_B [SECONDS=4] [ROUNDS=8] [pgbench options]
 #   e.g. bench/pgbench_ab.sh /tmp/base/queryflux build/queryflux
+# WIRE_THREADS_A / WIRE_THREADS_B set each gateway's wireThreads (else its
+# default), e.g. one binary against itself with 1 and 2 wire threads.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin_a=$1
@@ -27,10 +29,11 @@ workdir=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$workdir"' EXIT
 
-serve() { # binary base-port -> the gateway's pid in $served
-  local bin=$1 base=$2 cfg="$workdir/$2.yaml"
+serve() { # binary base-port wire-threads -> the gateway's pid in $served
+  local bin=$1 base=$2 threads=${3:-0} cfg="$workdir/$2.yaml"
   cat >"$cfg" <<YAML
 queryflux:
+  wireThreads: $threads
   externalAddress: http://127.0.0.1:$base
   frontends:
     trinoHttp: { port: $base }
@@ -47,8 +50,8 @@ YAML
   pids+=("$served")
   wait_ready $((base + 1))
 }
-serve "$bin_a" 27080; pid_a=$served
-serve "$bin_b" 27180; pid_b=$served
+serve "$bin_a" 27080 "${WIRE_THREADS_A:-0}"; pid_a=$served
+serve "$bin_b" 27180 "${WIRE_THREADS_B:-0}"; pid_b=$served
 pgb_pid=$(pgrep -x pgbouncer | head -1)
 hz=$(getconf CLK_TCK)
 
@@ -72,8 +75,8 @@ measure 27082 "$pid_a" >/dev/null # warm both pools
 measure 27182 "$pid_b" >/dev/null
 declare -A rows=()
 echo "pgbench -S -c 8 -j 2 ${extra[*]} -T $secs, $rounds rounds of pgbouncer, A, B"
-echo "  A: $bin_a"
-echo "  B: $bin_b"
+echo "  A: $bin_a, wireThreads ${WIRE_THREADS_A:-0} (0: the default)"
+echo "  B: $bin_b, wireThreads ${WIRE_THREADS_B:-0}"
 for r in $(seq 1 "$rounds"); do
   p=$(measure "$pgb_port" "$pgb_pid")
   a=$(measure 27082 "$pid_a")

@@ -60,11 +60,21 @@ bool mysql_async_connection::join_loop(io::event_loop& to) {
   return !broken_;
 }
 
+void mysql_async_connection::when_hung_up_idle(std::function<void()> fn) {
+  hung_up_idle_ = std::move(fn);
+  if (hung_up_idle_ && hung_up_ && step_ == step::idle)
+    loop_->post(std::exchange(hung_up_idle_, nullptr));
+}
+
 void mysql_async_connection::on_ready(uint32_t events) {
   if (events & io::input_events)
     readable_ = true;
   if (events & io::output_events)
     writable_ = true;
+  if (events & io::hang_up_events)
+    hung_up_ = true;
+  if (step_ == step::idle && hung_up_ && hung_up_idle_)
+    loop_->post(std::exchange(hung_up_idle_, nullptr)); // not from inside on_ready
   if (paused_ || step_ == step::idle)
     return; // remembered for the next run
   int ready = (readable_ ? MYSQL_WAIT_READ : 0) | (writable_ ? MYSQL_WAIT_WRITE : 0);

@@ -80,6 +80,12 @@ public:
     return *loop_;
   }
 
+  /// While it sits idle: `fn` runs on the loop, once, if the server
+  /// hangs up (wait_timeout, KILL), so that a transaction block parked on
+  /// it does not hold its slot until its client speaks again. Null:
+  /// nobody to tell.
+  void when_hung_up_idle(std::function<void()> fn);
+
   /// An idle connection moves to another loop in two steps: it stops
   /// being watched, on its loop's thread; then it is watched by the new
   /// one, on that one's thread (false if it cannot be).
@@ -124,6 +130,8 @@ private:
   std::atomic<uint64_t> wait_number_{0};
   bool readable_ = false;
   bool writable_ = false;
+  bool hung_up_ = false; // epoll said the server closed its end
+  std::function<void()> hung_up_idle_;
   bool in_run_ = false;
   bool paused_ = false;
   bool broken_ = false;

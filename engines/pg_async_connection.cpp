@@ -15,6 +15,7 @@
 #include <cstring>
 #include <thread>
 #include <utility>
+#include <utility>
 
 namespace qf::engines {
 
@@ -151,6 +152,12 @@ bool pg_async_connection::join_loop(io::event_loop& to) {
   return start();
 }
 
+void pg_async_connection::when_hung_up_idle(std::function<void()> fn) {
+  hung_up_idle_ = std::move(fn);
+  if (hung_up_idle_ && hung_up_ && !running_)
+    loop_->post(std::exchange(hung_up_idle_, nullptr));
+}
+
 void pg_async_connection::on_ready(uint32_t events) {
   if (events & io::input_events)
     readable_ = true;
@@ -158,6 +165,8 @@ void pg_async_connection::on_ready(uint32_t events) {
     hung_up_ = true;
   if (events & io::output_events)
     writable_ = true;
+  if (!running_ && hung_up_ && hung_up_idle_)
+    loop_->post(std::exchange(hung_up_idle_, nullptr)); // not from inside on_ready
   if (!running_ || paused_)
     return; // remembered for the next run
   switch (waiting_) {

@@ -120,6 +120,12 @@ public:
     return *loop_;
   }
 
+  /// While it sits idle: `fn` runs on the loop, once, if the server
+  /// hangs up (idle_in_transaction_session_timeout, a terminated backend),
+  /// so that a transaction block parked on it does not hold its slot
+  /// until its client speaks again. Null: nobody to tell.
+  void when_hung_up_idle(std::function<void()> fn);
+
   /// An idle connection moves to another loop in two steps: it stops
   /// being watched, on its loop's thread; then it is watched by the new
   /// one, on that one's thread (false if it cannot be).
@@ -157,6 +163,7 @@ private:
   bool readable_ = true;
   bool writable_ = true;
   bool hung_up_ = false; // epoll said the server closed its end
+  std::function<void()> hung_up_idle_;
   waiting waiting_ = waiting::nothing;
   std::shared_ptr<pg_async_listener> to_;
   std::vector<column> columns_;

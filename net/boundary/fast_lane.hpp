@@ -57,6 +57,8 @@ struct fast_block {
     st.route = route;
     st.cluster = cluster;
     st.in_block = true;
+    if (conn)
+      conn->when_hung_up_idle(nullptr);
     backend = std::exchange(conn, nullptr);
     return st;
   }
@@ -67,13 +69,19 @@ struct fast_block {
 /// the slot; any other goes back to `lane` and the block, if any, ends.
 /// True when a block was lost with its connection: its client must go
 /// too, rather than carry on outside the transaction it thinks it is in.
-template <class Connection, class Lane>
+/// `hung_up(conn)` runs on the loop if the server hangs up the connection
+/// while it is parked in the block.
+template <class Connection, class Lane, class HungUp>
 bool settle_connection(fast_statement& st, std::shared_ptr<Connection>& backend,
-                       std::optional<fast_block<Connection>>& block, Lane& lane) {
+                       std::optional<fast_block<Connection>>& block, Lane& lane,
+                       HungUp hung_up) {
   if (backend && backend->holds_transaction()) {
     if (!block)
       block.emplace(fast_block<Connection>{st.cluster, st.route, nullptr});
     block->conn = std::exchange(backend, nullptr);
+    block->conn->when_hung_up_idle([hung_up = std::move(hung_up), which = block->conn.get()] {
+      hung_up(which);
+    });
     st.block_goes_on = true;
     return false;
   }

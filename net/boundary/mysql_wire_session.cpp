@@ -396,10 +396,25 @@ private:
   /// went out.
   void finish_fast(std::string status, std::string error) {
     auto& lane = *fast_->cluster->mysql_lane;
-    block_lost_ = settle_connection(*fast_, backend_, block_, lane) && !closed_;
+    block_lost_ = settle_connection(*fast_, backend_, block_, lane,
+                                    [weak = weak_from_this()](const void* which) {
+                                      if (auto self = weak.lock())
+                                        self->block_hung_up(which);
+                                    })
+                  && !closed_;
     auto done = std::move(*fast_);
     fast_.reset();
     books_->ended(std::move(done), conn_->loop(), std::move(status), std::move(error));
+  }
+
+  /// The server hung up the connection parked in the block between its
+  /// statements (`which`, unless a statement took it since): the
+  /// transaction is gone, and so goes the client, as MariaDB closes an
+  /// idle one at wait_timeout. Its slot is freed now, not when the client
+  /// next speaks.
+  void block_hung_up(const void* which) {
+    if (!closed_ && !busy() && block_ && block_->conn.get() == which)
+      conn_->close();
   }
 
   void run_on_actors(std::string sql, engines::parameters values) {

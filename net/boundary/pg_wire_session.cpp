@@ -471,10 +471,32 @@ private:
   void finish_fast(std::string status, std::string error) {
     fast_suspended_ = false;
     auto& lane = *fast_->cluster->lane;
-    block_lost_ = settle_connection(*fast_, backend_, block_, lane) && !closed_;
+    block_lost_ = settle_connection(*fast_, backend_, block_, lane,
+                                    [weak = weak_from_this()](const void* which) {
+                                      if (auto self = weak.lock())
+                                        self->block_hung_up(which);
+                                    })
+                  && !closed_;
     auto done = std::move(*fast_);
     fast_.reset();
     books_->ended(std::move(done), conn_->loop(), std::move(status), std::move(error));
+  }
+
+  /// The server hung up the connection parked in the block between its
+  /// statements (`which`, unless a statement took it since): the
+  /// transaction is gone, and so goes the client, as PostgreSQL ends a
+  /// session at idle_in_transaction_session_timeout. Its slot is freed now,
+  /// not when the client next speaks.
+  void block_hung_up(const void* which) {
+    if (closed_ || busy() || !block_ || block_->conn.get() != which)
+      return;
+    session_.reject({"FATAL", "08006",
+                     "the server closed this transaction's connection (its "
+                     "idle_in_transaction_session_timeout, or the backend was "
+                     "terminated): the transaction is rolled back",
+                     ""});
+    flush_output();
+    conn_->close();
   }
 
   void run_on_actors(std::string sql, engines::parameters values) {

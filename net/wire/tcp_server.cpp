@@ -38,7 +38,7 @@ struct listener_state {
   /// The service's loops: the first accepts, each serves every n-th
   /// connection.
   std::vector<std::shared_ptr<io::event_loop>> loops;
-  std::atomic<size_t> accepted{0};
+  size_t dealt = 0; // on the first loop's thread
   listener_options opts;
   handler_factory factory;
   std::atomic<uint32_t> connections{0};
@@ -555,7 +555,7 @@ public:
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
       const auto& loops = state_->loops;
       auto conn = std::make_shared<tcp_connection>(
-        fd, state_, loops[state_->accepted.fetch_add(1) % loops.size()]);
+        fd, state_, loops[state_->dealt++ % loops.size()]);
       conn->loop().dispatch([state = state_, conn] { serve(*state, conn); });
     }
   }

@@ -568,6 +568,26 @@ test("a block whose backend is terminated ends its client's connection, not just
     { timeoutMs: 3000, what: 'the slot freed' });
 });
 
+test('a block the server ends while its client idles frees the slot at once and tells the client', T, async (t) => {
+  const gw = await laneGateway(t, 24148, { maxRunningQueries: 1 });
+  const c = await connected(gw);
+  const told = new Promise((resolve) => c.on('error', resolve));
+  await c.query('BEGIN');
+  // For this transaction: PostgreSQL ends the backend after 300 ms idle.
+  await c.query("SELECT set_config('idle_in_transaction_session_timeout', '300', true)");
+  assert.equal(await gw.running(CLUSTER), 1, 'the block holds the slot');
+  // Not when the client next speaks: it may never.
+  const err = await Promise.race([told, sleep(5000).then(() => null)]);
+  assert.ok(err, 'the client was not told');
+  assert.equal(err.code, '08006');
+  assert.match(err.message, /idle_in_transaction_session_timeout/);
+  await waitFor(async () => (await gw.running(CLUSTER)) === 0,
+    { timeoutMs: 3000, what: 'the slot freed' });
+  const next = await connected(gw);
+  gw.defer(() => next.end());
+  assert.deepEqual((await next.query('SELECT 1 AS one')).rows, [{ one: 1 }]);
+});
+
 test('a client killed mid-statement has the statement cancelled and its slot freed within a second or so', T, async (t) => {
   // No CancelRequest and no Terminate: the kernel closes the socket.
   const gw = await laneGateway(t, 24146, { maxRunningQueries: 1 });
