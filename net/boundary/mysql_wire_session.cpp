@@ -249,6 +249,8 @@ private:
     route_req_.protocol = config::protocol::mysql_wire;
     route_req_.user = user_;
     books_->open(user_, {}, ev.database);
+    if (!kill_key_.empty()) // COM_CHANGE_USER: KILL takes the new user's name
+      node_->wire_sessions->remove(kill_key_);
     kill_key_ = kill_key(connection_id_, user_);
     std::weak_ptr<mysql_wire_session> weak = weak_from_this();
     node_->wire_sessions->add(

@@ -6,6 +6,8 @@
 
 #include <openssl/sha.h>
 
+#include <algorithm>
+
 namespace qf::mysqlwire {
 
 namespace {
@@ -185,7 +187,45 @@ std::string native_password_token(std::string_view password,
   return mix;
 }
 
-std::optional<command> parse_command(std::string_view in) {
+namespace {
+
+std::optional<command> parse_change_user(std::string_view in, uint32_t capabilities) {
+  size_t pos = 0;
+  com_change_user c;
+  auto user = read_cstring(in, pos);
+  if (!user)
+    return std::nullopt;
+  c.user = std::move(*user);
+  if (capabilities & client_secure_connection) {
+    if (pos >= in.size())
+      return std::nullopt;
+    auto n = static_cast<unsigned char>(in[pos++]);
+    if (n > in.size() - pos)
+      return std::nullopt;
+    c.auth_response.assign(in.substr(pos, n));
+    pos += n;
+  } else {
+    auto token = read_cstring(in, pos);
+    if (!token)
+      return std::nullopt;
+    c.auth_response = std::move(*token);
+  }
+  auto database = read_cstring(in, pos);
+  if (!database)
+    return std::nullopt;
+  c.database = std::move(*database);
+  pos += std::min<size_t>(2, in.size() - pos); // the character set
+  if ((capabilities & client_plugin_auth) && pos < in.size()) {
+    auto plugin = read_cstring(in, pos);
+    if (plugin)
+      c.auth_plugin = std::move(*plugin);
+  }
+  return c; // connection attributes follow; nothing here needs them
+}
+
+} // namespace
+
+std::optional<command> parse_command(std::string_view in, uint32_t capabilities) {
   if (in.empty())
     return std::nullopt;
   auto code = static_cast<uint8_t>(in[0]);
@@ -225,6 +265,8 @@ std::optional<command> parse_command(std::string_view in) {
       return com_stmt_reset{static_cast<uint32_t>(get_le(rest, 0, 4))};
     case 0x1F:
       return com_reset_connection{};
+    case 0x11:
+      return parse_change_user(rest, capabilities);
     default:
       return com_unknown{code};
   }

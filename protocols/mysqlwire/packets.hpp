@@ -132,6 +132,14 @@ struct com_stmt_reset {
 };
 /// COM_RESET_CONNECTION: the session as new, the login and database kept.
 struct com_reset_connection {};
+/// COM_CHANGE_USER: a new login on the same connection (PHP's persistent
+/// connections, mysql2's changeUser()), the session as new.
+struct com_change_user {
+  std::string user;
+  std::string auth_response;
+  std::string database;
+  std::string auth_plugin;
+};
 struct com_unknown {
   uint8_t code = 0;
 };
@@ -139,10 +147,16 @@ struct com_unknown {
 using command
   = std::variant<com_quit, com_ping, com_query, com_init_db, com_field_list,
                  com_stmt_prepare, com_stmt_execute, com_stmt_send_long_data,
-                 com_stmt_close, com_stmt_reset, com_reset_connection, com_unknown>;
+                 com_stmt_close, com_stmt_reset, com_reset_connection, com_change_user,
+                 com_unknown>;
 
 /// Parses a command packet; nullopt for an empty or malformed one.
-std::optional<command> parse_command(std::string_view payload);
+/// `capabilities`: what the client logged in with, which COM_CHANGE_USER's
+/// layout depends on.
+std::optional<command> parse_command(std::string_view payload,
+                                     uint32_t capabilities = client_protocol_41
+                                                             | client_secure_connection
+                                                             | client_plugin_auth);
 
 // -- server messages ------------------------------------------------------------
 

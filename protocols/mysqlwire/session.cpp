@@ -184,20 +184,25 @@ void server_session::handle_login(const packet& p) {
     state_ = state::closing;
     return;
   }
+  client_capabilities_ = r->capabilities;
   user_ = r->user;
   database_ = r->database;
-  if (!r->auth_plugin.empty() && r->auth_plugin != native_plugin) {
-    // AuthSwitchRequest: ask for a mysql_native_password token instead.
-    std::string sw(1, '\xfe');
-    sw += native_plugin;
-    sw += '\0';
-    sw += opts_.scramble;
-    sw += '\0';
-    send(sw);
-    return; // the next packet carries the token
-  }
+  if (!r->auth_plugin.empty() && r->auth_plugin != native_plugin)
+    return switch_to_native_password();
   events_.push_back(login_event{user_, r->auth_response, database_});
   state_ = state::awaiting_accept;
+}
+
+/// AuthSwitchRequest: asks for a mysql_native_password token instead, over
+/// the scramble of the greeting; the next packet carries it.
+void server_session::switch_to_native_password() {
+  std::string sw(1, '\xfe');
+  sw += native_plugin;
+  sw += '\0';
+  sw += opts_.scramble;
+  sw += '\0';
+  send(sw);
+  state_ = state::login;
 }
 
 void server_session::tls_started() {
@@ -211,8 +216,11 @@ void server_session::tls_started() {
 void server_session::accept() {
   if (state_ != state::awaiting_accept)
     return;
-  send(ok_packet(0, 0, status(), 0));
   state_ = state::idle;
+  if (std::exchange(changing_user_, false) && block_open_)
+    end_block_with("ROLLBACK"); // its OK answers the COM_CHANGE_USER
+  else
+    send(ok_packet(0, 0, status(), 0));
   process();
 }
 
@@ -222,7 +230,7 @@ void server_session::reject(const error_info& e) {
 }
 
 void server_session::handle_command(const packet& p) {
-  auto cmd = parse_command(p.payload);
+  auto cmd = parse_command(p.payload, client_capabilities_);
   if (!cmd) {
     send(err_packet(1047, "08S01", "unknown command"));
     return;
@@ -251,6 +259,8 @@ void server_session::handle_command(const packet& p) {
     prepared_.erase(close->statement); // no reply, by the protocol
   } else if (std::holds_alternative<com_reset_connection>(*cmd)) {
     reset_connection();
+  } else if (auto* change = std::get_if<com_change_user>(&*cmd)) {
+    change_user(std::move(*change));
   } else if (auto* reset = std::get_if<com_stmt_reset>(&*cmd)) {
     auto it = prepared_.find(reset->statement);
     if (it == prepared_.end()) {
@@ -311,6 +321,27 @@ void server_session::reset_connection() {
     end_block_with("ROLLBACK");
   else
     send(ok_packet(0, 0, status(), 0));
+}
+
+/// As MySQL: the new user logs in over the greeting's scramble, then the
+/// session is as new (an open block rolls back, autocommit is on, prepared
+/// statements go) in the database named. A refused login closes the
+/// connection.
+void server_session::change_user(com_change_user c) {
+  if (c.user.empty()) {
+    send(err_packet(1045, "28000", "Access denied: no user name"));
+    state_ = state::closing;
+    return;
+  }
+  prepared_.clear();
+  autocommit_ = true;
+  changing_user_ = true;
+  user_ = std::move(c.user);
+  database_ = std::move(c.database);
+  if (!c.auth_plugin.empty() && c.auth_plugin != native_plugin)
+    return switch_to_native_password();
+  events_.push_back(login_event{user_, std::move(c.auth_response), database_});
+  state_ = state::awaiting_accept;
 }
 
 uint16_t server_session::status() const {

@@ -26,8 +26,8 @@ struct session_options {
   bool tls_available = false; // offer CLIENT_SSL in the greeting
 };
 
-/// The client logged in: the driver checks the token against the scramble
-/// and calls accept() or reject().
+/// The client logged in, or logged in anew (COM_CHANGE_USER): the driver
+/// checks the token against the scramble and calls accept() or reject().
 struct login_event {
   std::string user;
   std::string auth_response;
@@ -122,6 +122,9 @@ private:
   /// SET autocommit: kept here, as the backend connections are shared.
   void set_autocommit(bool on);
   void reset_connection();
+  void change_user(com_change_user c);
+  /// The token for the login under way, after an AuthSwitchRequest.
+  void switch_to_native_password();
   /// COMMIT or ROLLBACK on the block's connection, answering the command
   /// that implied it.
   void end_block_with(std::string sql);
@@ -139,8 +142,10 @@ private:
   session_options opts_;
   state state_ = state::login;
   uint8_t seq_ = 0; // the next sequence id we write
+  uint32_t client_capabilities_ = 0;
   std::string user_;
   std::string database_;
+  bool changing_user_ = false; // the login under way is a COM_CHANGE_USER
   std::vector<column> current_columns_;
   std::string current_sql_;
   std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row

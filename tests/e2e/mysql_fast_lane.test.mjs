@@ -16,7 +16,7 @@ const CLUSTER = 'maria';
 
 /// A gateway with one all-MySQL group, its admin API on `base` and the
 /// MySQL wire frontend on base + 1.
-async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4 } = {}) {
+async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, auth } = {}) {
   const cfg = config({
     trinoPort: undefined,
     adminPort: base,
@@ -27,6 +27,7 @@ async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4 } = {}
   cfg.queryflux.externalAddress = `http://127.0.0.1:${base}`;
   // Three wire threads: sessions, their backends and cancels cross loops.
   cfg.queryflux.wireThreads = 3;
+  if (auth) cfg.auth = auth;
   cfg.queryflux.frontends = {
     trinoHttp: { enabled: false },
     mysqlWire: { enabled: true, port: base + 1 },
@@ -251,4 +252,34 @@ test("a mysql2 pool's resetOnRelease rolls back what a released connection left 
   assert.equal(Number(rows[0].x), 42);
   again.release();
   assert.equal(await gw.running(CLUSTER), 0);
+});
+
+test("mysql2's changeUser logs in anew on the same connection, and its open block rolls back", T, async (t) => {
+  // PHP's persistent connections send COM_CHANGE_USER each time they are reused.
+  const users = { app: { password: 'app-pw' }, bob: { password: 'bob-pw' } };
+  const gw = await laneGateway(t, 24248, { auth: { provider: 'static', staticUsers: { users } } });
+  const d = await direct(gw);
+  await d.query('DROP TABLE IF EXISTS qf_mylane_change');
+  await d.query('CREATE TABLE qf_mylane_change (id INT) ENGINE=InnoDB');
+  const c = await mysql.createConnection({ host: '127.0.0.1', port: gw.myPort, user: 'app',
+    password: 'app-pw', database: 'qftest' });
+  c.on('error', () => {});
+  gw.defer(() => c.destroy());
+  const id = c.connection.threadId;
+  await c.beginTransaction();
+  await c.query('INSERT INTO qf_mylane_change VALUES (1)');
+  assert.equal(await gw.running(CLUSTER), 1, 'the block holds its slot');
+
+  await c.changeUser({ user: 'bob', password: 'bob-pw', database: 'qftest' });
+  assert.equal(c.connection.threadId, id);
+  assert.equal(await gw.running(CLUSTER), 0, 'the block ended with the old login');
+  const [[{ n }]] = await c.query("SELECT count(*) AS n, 'as_bob' AS tag FROM qf_mylane_change");
+  assert.equal(Number(n), 0, 'the open block was rolled back');
+  const rec = (await gw.historyWhen({ search: 'as_bob' })).queries[0];
+  assert.equal(rec.user, 'bob');
+
+  // A wrong password is refused and ends the connection, as MySQL does.
+  await assert.rejects(c.changeUser({ user: 'app', password: 'wrong' }),
+    (e) => e.errno === 1045 && /Access denied for user 'app'/.test(e.message));
+  await assert.rejects(c.query('SELECT 1'));
 });

@@ -716,3 +716,92 @@ TEST(mysqlwire_session, reset_connection_rolls_back_and_forgets_settings_and_sta
   EXPECT_FALSE(s.next_event());
   EXPECT_EQ(ok_status(packets_of(s.take_output()).at(0)), autocommit);
 }
+
+namespace {
+
+/// COM_CHANGE_USER as a client that logged in with secure connection and
+/// plugin auth writes it.
+std::string change_user_packet(const std::string& user, const std::string& token,
+                               const std::string& database, const std::string& plugin) {
+  std::string p = "\x11" + user;
+  p += '\0';
+  p += static_cast<char>(token.size());
+  p += token;
+  p += database;
+  p += '\0';
+  p += le_bytes(45, 2); // utf8mb4
+  p += plugin;
+  p += '\0';
+  return command_packet(p);
+}
+
+} // namespace
+
+TEST(mysqlwire_session, change_user_logs_in_anew_and_starts_the_session_over) {
+  auto s = logged_in();
+  s.feed(command_packet("\x16SELECT ?"));
+  s.feed(command_packet("\x03SET autocommit = 0"));
+  s.take_output();
+  s.feed(change_user_packet("bob", std::string(20, 'B'), "sales", "mysql_native_password"));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  auto& login = std::get<login_event>(*ev);
+  EXPECT_EQ(login.user, "bob");
+  EXPECT_EQ(login.auth_response, std::string(20, 'B'));
+  EXPECT_EQ(login.database, "sales");
+  s.accept();
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].sequence, 1);
+  EXPECT_EQ(ok_status(out[0]), autocommit); // autocommit is on again
+  EXPECT_EQ(s.database(), "sales");
+  s.feed(command_packet(std::string("\x17\x01\0\0\0\0\x01\0\0\0", 10))); // statement 1 is gone
+  EXPECT_EQ(packets_of(s.take_output()).at(0).payload.substr(1, 2), std::string("\xdb\x04", 2));
+}
+
+TEST(mysqlwire_session, change_user_rolls_back_an_open_block_before_it_answers) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03" "BEGIN"));
+  run_command(s);
+  s.take_output();
+  s.feed(change_user_packet("bob", std::string(20, 'B'), "", "mysql_native_password"));
+  ASSERT_TRUE(std::holds_alternative<login_event>(*s.next_event()));
+  s.accept();
+  EXPECT_TRUE(s.take_output().empty()) << "answered before the block rolled back";
+  auto rollback = run_command(s);
+  EXPECT_EQ(rollback.sql, "ROLLBACK");
+  EXPECT_EQ(rollback.step, transaction_step::end);
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(ok_status(out[0]), autocommit);
+}
+
+TEST(mysqlwire_session, change_user_with_another_plugin_is_switched_and_a_refusal_closes) {
+  auto s = logged_in();
+  s.feed(change_user_packet("carol", std::string(32, 'C'), "", "caching_sha2_password"));
+  EXPECT_FALSE(s.next_event());
+  auto sw = packets_of(s.take_output());
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].payload[0], '\xfe');
+  EXPECT_NE(sw[0].payload.find(std::string(20, 's')), std::string::npos) << "not the greeting's scramble";
+  std::string token;
+  frame(token, std::string(20, 'N'), static_cast<uint8_t>(sw[0].sequence + 1));
+  s.feed(token);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<login_event>(*ev).user, "carol");
+  EXPECT_EQ(std::get<login_event>(*ev).auth_response, std::string(20, 'N'));
+  s.reject({1045, "28000", "Access denied for user 'carol'"});
+  EXPECT_TRUE(s.closing());
+  EXPECT_EQ(packets_of(s.take_output()).at(0).payload[0], '\xff');
+}
+
+TEST(mysqlwire_session, a_truncated_change_user_is_an_error_not_a_crash) {
+  auto s = logged_in();
+  s.feed(command_packet(std::string("\x11" "bob\0\x14" "short", 10)));
+  EXPECT_FALSE(s.next_event());
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].payload[0], '\xff');
+  EXPECT_FALSE(s.closing());
+}
