@@ -57,8 +57,6 @@ struct fast_block {
     st.route = route;
     st.cluster = cluster;
     st.in_block = true;
-    if (conn)
-      conn->when_hung_up_idle(nullptr);
     backend = std::exchange(conn, nullptr);
     return st;
   }
@@ -70,22 +68,26 @@ struct fast_block {
 /// True when a block was lost with its connection: its client must go
 /// too, rather than carry on outside the transaction it thinks it is in.
 /// `hung_up(conn)` runs on the loop if the server hangs up the connection
-/// while it is parked in the block.
+/// while it waits between the block's statements; told once per block
+/// (the connection only tells while no statement runs on it).
 template <class Connection, class Lane, class HungUp>
 bool settle_connection(fast_statement& st, std::shared_ptr<Connection>& backend,
                        std::optional<fast_block<Connection>>& block, Lane& lane,
                        HungUp hung_up) {
   if (backend && backend->holds_transaction()) {
-    if (!block)
+    if (!block) {
       block.emplace(fast_block<Connection>{st.cluster, st.route, nullptr});
+      backend->when_hung_up_idle([hung_up = std::move(hung_up), which = backend.get()] {
+        hung_up(which);
+      });
+    }
     block->conn = std::exchange(backend, nullptr);
-    block->conn->when_hung_up_idle([hung_up = std::move(hung_up), which = block->conn.get()] {
-      hung_up(which);
-    });
     st.block_goes_on = true;
     return false;
   }
   bool lost = block && (!backend || !backend->reusable());
+  if (block && backend)
+    backend->when_hung_up_idle(nullptr); // back in the pool, nobody to tell
   if (backend)
     lane.give_back(std::exchange(backend, nullptr));
   block.reset();
