@@ -3,13 +3,8 @@
 #include "net/boundary/mysql_wire_session.hpp"
 
 #include "actors/data/query_registry.hpp"
-#include "actors/data/statement_run.hpp"
-#include "actors/node/node.hpp"
-#include "engines/lane_pool.hpp"
 #include "engines/mysql_async_connection.hpp"
-#include "net/boundary/fast_lane.hpp"
-#include "net/boundary/session_output.hpp"
-#include "net/boundary/session_timers.hpp"
+#include "net/boundary/wire_session_base.hpp"
 #include "protocols/common/secrets.hpp"
 #include "protocols/mysqlwire/session.hpp"
 
@@ -21,8 +16,6 @@ namespace qf {
 namespace {
 
 using sql::transaction_step;
-
-constexpr uint32_t rows_per_page = 4096;
 
 /// MySQL error codes for our refusals, each its own.
 mysqlwire::error_info error_for(const statement_page& page) {
@@ -69,14 +62,17 @@ std::string kill_key(uint32_t connection_id, const std::string& user) {
   return "mysql:" + std::to_string(connection_id) + ":" + user;
 }
 
-class mysql_wire_session : public wire::handler,
-                           public engines::mysql_async_listener,
-                           public std::enable_shared_from_this<mysql_wire_session> {
+class mysql_wire_session
+  : public wire_session_base<mysql_wire_session, engines::mysql_async_connection>,
+    public engines::mysql_async_listener,
+    public std::enable_shared_from_this<mysql_wire_session> {
+  using base = wire_session_base<mysql_wire_session, engines::mysql_async_connection>;
+  friend base;
+
 public:
   mysql_wire_session(std::shared_ptr<node_services> node, std::shared_ptr<wire::connection> conn,
                      uint32_t connection_id, std::string scramble, bool tls_available)
-    : node_(std::move(node)),
-      conn_(std::move(conn)),
+    : base(std::move(node), std::move(conn), config::protocol::mysql_wire, "my_"),
       connection_id_(connection_id),
       scramble_(std::move(scramble)),
       session_(options(connection_id_, scramble_, tls_available)) {
@@ -91,30 +87,12 @@ public:
   mysql_wire_session(const mysql_wire_session&) = delete;
   mysql_wire_session& operator=(const mysql_wire_session&) = delete;
 
-  /// On the loop's thread (session_timers::arm_login).
-  void expect_login_within(std::chrono::milliseconds timeout) {
-    timers_.arm_login(timeout, [weak = weak_from_this()] {
-      if (auto self = weak.lock(); self && !self->closed_ && !self->logged_in_)
-        self->conn_->close();
-    });
-  }
-
   /// The greeting.
   void start() {
     flush_output();
   }
 
   // -- the socket -------------------------------------------------------------
-
-  void on_data(std::string_view bytes) override {
-    session_.feed(bytes);
-    pump();
-  }
-
-  void on_tls_ready() override {
-    session_.tls_started();
-    pump();
-  }
 
   /// The client went away: its statement is cancelled, its slot freed.
   void on_closed() override {
@@ -124,23 +102,7 @@ public:
       node_->wire_sessions->remove(std::exchange(kill_key_, {}));
     if (auto run = std::exchange(statement_, nullptr))
       run->cancel(true); // rolling back an open transaction
-    if (pinned_)
-      abandon_transaction(*node_, *pinned_);
-    pinned_.reset();
-    if (fast_) {
-      if (backend_)
-        std::exchange(backend_, nullptr)->abandon();
-      finish_fast("Cancelled", "the client disconnected");
-    }
-    drop_block(block_, *books_);
-  }
-
-  /// The client hung up while a statement ran (session_timers::arm_hang_up).
-  void on_hang_up() override {
-    timers_.arm_hang_up([weak = weak_from_this()] {
-      if (auto self = weak.lock(); self && !self->closed_ && self->busy())
-        self->conn_->close();
-    });
+    let_backends_go();
   }
 
   // -- the fast lane's backend ------------------------------------------------
@@ -182,10 +144,6 @@ private:
 
   bool busy() const {
     return statement_ || fast_;
-  }
-
-  void flush_output() {
-    qf::flush_output(session_, *conn_);
   }
 
   /// Hands the state machine's events over while no statement runs, sends
@@ -273,29 +231,6 @@ private:
     session_.complete(0);
   }
 
-  /// Cancels the session's running statement from any thread (with an id,
-  /// only while that fast-lane statement runs), and closes it when asked.
-  static void cancel(const std::weak_ptr<mysql_wire_session>& weak, const std::string& id,
-                     bool close) {
-    auto self = weak.lock();
-    if (!self)
-      return;
-    self->conn_->loop().post([weak, id, close] {
-      auto session = weak.lock();
-      if (!session || session->closed_
-          || (!id.empty() && !(session->fast_ && session->fast_->id == id)))
-        return;
-      if (session->statement_)
-        session->statement_->cancel(false);
-      else if (session->backend_)
-        session->backend_->cancel();
-      else if (session->fast_) // its connection is still opening
-        session->fast_->cancelled = true;
-      if (close)
-        session->conn_->close();
-    });
-  }
-
   // -- statements -------------------------------------------------------------
 
   void run(mysqlwire::query_event& ev) {
@@ -309,74 +244,14 @@ private:
   bool run_fast(mysqlwire::query_event& ev) {
     if (pinned_)
       return false; // the actor path holds the block
-    if (block_)
-      return run_in_block(ev);
+    books_->set_catalog(session_.database()); // USE may have changed it
+    if (block_) {
+      start_in_block(std::move(ev.sql), std::move(ev.params));
+      return true;
+    }
     // Outside any block (a step inside one whose server ended it, as a
     // deadlock does): run as the server would, in autocommit.
-    auto active = node_->snapshot->load();
-    if (!active)
-      return false;
-    route_req_.sql = std::move(ev.sql);
-    auto route = active->routes->route(route_req_);
-    ev.sql = std::move(route_req_.sql);
-    if (route.denied)
-      return false;
-    auto gate = active->group_gates.find(route.group);
-    if (gate == active->group_gates.end() || !gate->second->mysql_only())
-      return false;
-    auto cluster = gate->second->try_place_newcomer();
-    if (!cluster)
-      return false; // it queues, on the actor path
-    fast_.emplace();
-    auto& st = *fast_;
-    st.sql = std::move(ev.sql);
-    st.route = std::move(route);
-    st.cluster = std::move(cluster);
-    params_ = std::move(ev.params);
-    books_->set_catalog(session_.database());
-    node_->in_flight.fetch_add(1); // before it leaves: a drain waits for it
-    auto idle = st.cluster->mysql_lane->take(conn_->loop());
-    bool started = idle != nullptr;
-    if (started)
-      start_backend(std::move(idle));
-    books_->admitted(st);
-    if (started)
-      return true;
-    st.cluster->mysql_lane->fetch(
-      conn_->loop(),
-      [weak = weak_from_this(), lane = st.cluster->mysql_lane](
-        std::shared_ptr<engines::mysql_async_connection> conn, std::string error) {
-        auto self = weak.lock();
-        if (!self || self->closed_ || !self->fast_) { // nobody waits for it
-          lane->give_back(std::move(conn));
-          return;
-        }
-        if (self->fast_->cancelled) { // before it ever reached the server
-          lane->give_back(std::move(conn));
-          self->on_failed(engines::engine_error(engines::error_kind::cancelled,
-                                                "Query execution was interrupted"));
-          return;
-        }
-        if (!conn) {
-          self->on_failed(engines::engine_error(engines::error_kind::internal, error));
-          return;
-        }
-        self->start_backend(std::move(conn));
-      });
-    return true;
-  }
-
-  /// The next statement of a block on the fast lane: on the block's
-  /// connection, under the slot it holds, neither routed nor admitted.
-  bool run_in_block(mysqlwire::query_event& ev) {
-    std::shared_ptr<engines::mysql_async_connection> conn;
-    fast_ = block_->next(std::move(ev.sql), conn);
-    params_ = std::move(ev.params);
-    books_->set_catalog(session_.database());
-    node_->in_flight.fetch_add(1);
-    start_backend(std::move(conn));
-    books_->admitted(*fast_);
-    return true;
+    return start_fast(ev.sql, ev.params);
   }
 
   void start_backend(std::shared_ptr<engines::mysql_async_connection> conn) {
@@ -384,74 +259,37 @@ private:
     backend_->run(fast_->sql, params_, shared_from_this());
   }
 
-  /// After rows were added: false pauses the backend (session_output).
-  bool stream_on() {
-    return qf::stream_on(session_, *conn_, [weak = weak_from_this()] {
-      if (auto self = weak.lock(); self && self->backend_)
-        self->backend_->resume();
-    });
-  }
-
-  /// The fast statement ended: connection back to the pool and slot freed
-  /// at once, unless its status flags say a transaction goes on
-  /// (settle_connection); the query recorded once the answers ready now
-  /// went out.
+  /// The fast statement ended (wire_session_base::settle_fast: the
+  /// server's status flags say whether a block goes on).
   void finish_fast(std::string status, std::string error) {
-    auto& lane = *fast_->cluster->mysql_lane;
-    block_lost_ = settle_connection(*fast_, backend_, block_, lane,
-                                    [weak = weak_from_this()](const void* which) {
-                                      if (auto self = weak.lock())
-                                        self->block_hung_up(which);
-                                    })
-                  && !closed_;
-    auto done = std::move(*fast_);
-    fast_.reset();
-    books_->ended(std::move(done), conn_->loop(), std::move(status), std::move(error));
+    settle_fast(std::move(status), std::move(error));
   }
 
-  /// The server hung up the connection parked in the block between its
-  /// statements (`which`, unless a statement took it since): the
-  /// transaction is gone, and so goes the client, as MariaDB closes an
-  /// idle one at wait_timeout. Its slot is freed now, not when the client
-  /// next speaks.
-  void block_hung_up(const void* which) {
-    if (!closed_ && !busy() && block_ && block_->conn.get() == which)
-      conn_->close();
+  /// The server hung up the connection of the block the client has open:
+  /// its socket simply closes, as MariaDB's does at wait_timeout.
+  void say_transaction_lost() {
+    // nop
+  }
+
+  static bool lane_serves(const group_gate& gate) {
+    return gate.mysql_only();
+  }
+  static const std::shared_ptr<engines::mysql_lane_pool>& lane_of(const cluster_state& cluster) {
+    return cluster.mysql_lane;
+  }
+  static engines::engine_error cancelled_error() {
+    return engines::engine_error(engines::error_kind::cancelled, "Query execution was interrupted");
+  }
+  static engines::engine_error connect_error(const std::string& why) {
+    return engines::engine_error(engines::error_kind::internal, why);
   }
 
   void run_on_actors(std::string sql, engines::parameters values) {
-    statement_spec spec;
-    spec.ticket = node_->next_ticket.fetch_add(1);
-    spec.id = node_->query_id(spec.ticket, "my_");
-    spec.sql = std::move(sql);
-    spec.params = std::move(values);
-    spec.keep_pinned = step_ == transaction_step::begin || step_ == transaction_step::inside;
-    if (step_ == transaction_step::inside || step_ == transaction_step::end)
-      spec.pinned = pinned_;
-    spec.protocol = config::protocol::mysql_wire;
+    auto spec = actor_spec(std::move(sql), std::move(values));
     spec.session.user = user_;
     spec.session.catalog = session_.database();
     columns_sent_ = false;
-    statement_ = std::make_shared<statement_run>(
-      node_, std::move(spec),
-      [weak = weak_from_this(), node = node_,
-       loop = conn_->loop().shared_from_this()](statement_page page) {
-        loop->post([weak, node, page = std::move(page)]() mutable {
-          if (auto self = weak.lock())
-            self->on_page(page);
-          else if (page.pinned) // the session is gone: end its transaction
-            abandon_transaction(*node, *page.pinned);
-        });
-      });
-    statement_->pull(rows_per_page);
-  }
-
-  /// Takes a transaction's connection back from its last statement.
-  void take_pin(statement_page& page) {
-    if (page.pinned)
-      pinned_ = std::move(page.pinned);
-    if (step_ == transaction_step::end)
-      pinned_.reset(); // COMMIT or ROLLBACK released it
+    start_on_actors(std::move(spec));
   }
 
   /// One page of the running statement into the session.
@@ -480,40 +318,18 @@ private:
       return pump();
     }
     flush_output(); // stream rows as they come
-    if (conn_->pending_output() < output_high_water)
-      return statement_->pull(rows_per_page);
-    conn_->when_drained([weak = weak_from_this()] {
-      if (auto self = weak.lock(); self && self->statement_)
-        self->statement_->pull(rows_per_page);
-    });
+    pull_next();
   }
 
-  std::shared_ptr<node_services> node_;
-  std::shared_ptr<wire::connection> conn_;
   const uint32_t connection_id_;
   const std::string scramble_;
   mysqlwire::server_session session_;
-  bool closed_ = false;
-  bool logged_in_ = false;
-  session_timers timers_{conn_->loop()};
   std::string user_;
   std::string kill_key_; // registered once logged in
-  routing::route_request route_req_; // the session's part, kept
 
-  // The actor path.
-  std::shared_ptr<statement_run> statement_; // running, if any
+  // The actor path (wire_session_base has the running statement and an
+  // open block's pinned connection; the fast lane's state is there too).
   bool columns_sent_ = false;
-  transaction_step step_ = transaction_step::none; // the running statement's
-  std::optional<pinned_connection> pinned_;        // an open block's connection and slot
-
-  // The fast lane.
-  std::optional<fast_statement> fast_;
-  std::shared_ptr<fast_lane_books> books_
-    = std::make_shared<fast_lane_books>(node_, "mysqlWire", "my_");
-  engines::parameters params_;
-  std::shared_ptr<engines::mysql_async_connection> backend_;
-  std::optional<fast_block<engines::mysql_async_connection>> block_;
-  bool block_lost_ = false; // its connection failed: the client goes too
 };
 
 } // namespace

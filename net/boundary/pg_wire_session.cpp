@@ -2,13 +2,8 @@
 // statements on the fast lane or the actor path.
 #include "net/boundary/pg_wire_session.hpp"
 
-#include "actors/data/statement_run.hpp"
-#include "actors/node/node.hpp"
-#include "engines/lane_pool.hpp"
 #include "engines/pg_async_connection.hpp"
-#include "net/boundary/fast_lane.hpp"
-#include "net/boundary/session_output.hpp"
-#include "net/boundary/session_timers.hpp"
+#include "net/boundary/wire_session_base.hpp"
 #include "protocols/common/secrets.hpp"
 #include "protocols/pgwire/session.hpp"
 #include "protocols/sql/statements.hpp"
@@ -23,8 +18,6 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 using pgwire::transaction_step;
-
-constexpr uint32_t rows_per_page = 4096;
 
 /// SQLSTATEs for our failures: each refusal has its own.
 std::string sqlstate_for(const std::string& error_name) {
@@ -69,15 +62,17 @@ std::string param(const std::map<std::string, std::string>& params, const char* 
   return i == params.end() ? std::string{} : i->second;
 }
 
-class pg_wire_session : public wire::handler,
+class pg_wire_session : public wire_session_base<pg_wire_session, engines::pg_async_connection>,
                         public engines::pg_async_listener,
                         public std::enable_shared_from_this<pg_wire_session> {
+  using base = wire_session_base<pg_wire_session, engines::pg_async_connection>;
+  friend base;
+
 public:
   pg_wire_session(std::shared_ptr<node_services> node,
                   std::shared_ptr<wire::connection> conn, int32_t process_id,
                   int32_t secret_key, bool tls_available)
-    : node_(std::move(node)),
-      conn_(std::move(conn)),
+    : base(std::move(node), std::move(conn), config::protocol::postgres_wire, "pg_"),
       cancel_key_(std::to_string(process_id) + ":" + std::to_string(secret_key)),
       session_(options(process_id, secret_key, tls_available)) {
     // nop
@@ -90,25 +85,7 @@ public:
   pg_wire_session(const pg_wire_session&) = delete;
   pg_wire_session& operator=(const pg_wire_session&) = delete;
 
-  /// On the loop's thread (session_timers::arm_login).
-  void expect_login_within(std::chrono::milliseconds timeout) {
-    timers_.arm_login(timeout, [weak = weak_from_this()] {
-      if (auto self = weak.lock(); self && !self->closed_ && !self->logged_in_)
-        self->conn_->close();
-    });
-  }
-
   // -- the socket -------------------------------------------------------------
-
-  void on_data(std::string_view bytes) override {
-    session_.feed(bytes);
-    pump();
-  }
-
-  void on_tls_ready() override {
-    session_.tls_started();
-    pump();
-  }
 
   /// The client went away: its statement is cancelled (rolling back an
   /// open transaction), its slot freed.
@@ -120,23 +97,7 @@ public:
       if (run)
         run->cancel(true);
     statement_ = suspended_ = nullptr;
-    if (pinned_)
-      abandon_transaction(*node_, *pinned_);
-    pinned_.reset();
-    if (fast_) {
-      if (backend_)
-        std::exchange(backend_, nullptr)->abandon();
-      finish_fast("Cancelled", "the client disconnected");
-    }
-    drop_block(block_, *books_);
-  }
-
-  /// The client hung up while a statement ran (session_timers::arm_hang_up).
-  void on_hang_up() override {
-    timers_.arm_hang_up([weak = weak_from_this()] {
-      if (auto self = weak.lock(); self && !self->closed_ && self->busy())
-        self->conn_->close();
-    });
+    let_backends_go();
   }
 
   // -- the fast lane's backend ------------------------------------------------
@@ -226,10 +187,6 @@ private:
       if (auto self = weak.lock())
         self->pump();
     });
-  }
-
-  void flush_output() {
-    qf::flush_output(session_, *conn_);
   }
 
   /// Hands the state machine's events over while no statement runs, sends
@@ -330,30 +287,11 @@ private:
     books_->open(user_, application_, database_);
     std::weak_ptr<pg_wire_session> weak = weak_from_this();
     node_->wire_sessions->add(
-      cancel_key_, [weak] { cancel(weak, {}); },
-      [weak](const std::string& id) { cancel(weak, id); }, books_->summary());
+      cancel_key_, [weak] { cancel(weak, {}, false); },
+      [weak](const std::string& id) { cancel(weak, id, false); }, books_->summary());
     session_.accept();
     logged_in_ = true;
     timers_.logged_in();
-  }
-
-  /// Cancels the session's running statement from any thread; with a
-  /// query id, only while that fast-lane statement runs.
-  static void cancel(const std::weak_ptr<pg_wire_session>& weak, const std::string& id) {
-    auto self = weak.lock();
-    if (!self)
-      return;
-    self->conn_->loop().post([weak, id] {
-      auto session = weak.lock();
-      if (!session || (!id.empty() && !(session->fast_ && session->fast_->id == id)))
-        return;
-      if (session->statement_)
-        session->statement_->cancel(false);
-      else if (session->backend_)
-        session->backend_->cancel();
-      else if (session->fast_) // its connection is still opening
-        session->fast_->cancelled = true;
-    });
   }
 
   // -- statements -------------------------------------------------------------
@@ -370,75 +308,13 @@ private:
   bool run_fast(pgwire::run_event& ev) {
     if (pinned_ || suspended_)
       return false; // the actor path holds the block or the portal
-    if (block_)
-      return run_in_block(ev);
+    if (block_) {
+      start_in_block(std::move(ev.sql), std::move(ev.params));
+      return true;
+    }
     if (session_.row_limited())
       return false; // a portal that may suspend: the actor path holds it
-    auto active = node_->snapshot->load();
-    if (!active)
-      return false;
-    route_req_.sql = std::move(ev.sql);
-    auto route = active->routes->route(route_req_);
-    ev.sql = std::move(route_req_.sql);
-    if (route.denied)
-      return false;
-    auto gate = active->group_gates.find(route.group);
-    if (gate == active->group_gates.end() || !gate->second->postgres_only())
-      return false;
-    auto cluster = gate->second->try_place_newcomer();
-    if (!cluster)
-      return false; // it queues, on the actor path
-    fast_.emplace();
-    auto& st = *fast_;
-    st.sql = std::move(ev.sql);
-    st.route = std::move(route);
-    st.cluster = std::move(cluster);
-    params_ = std::move(ev.params);
-    // The statement leaves first, the bookkeeping follows while the server
-    // works: the backend reports nothing from inside run() or relay().
-    node_->in_flight.fetch_add(1); // before it leaves: a drain waits for it
-    auto idle = st.cluster->lane->take(conn_->loop());
-    bool started = idle != nullptr;
-    if (started)
-      start_backend(std::move(idle));
-    books_->admitted(st);
-    if (started)
-      return true;
-    st.cluster->lane->fetch(
-      conn_->loop(),
-      [weak = weak_from_this(), lane = st.cluster->lane](
-        std::shared_ptr<engines::pg_async_connection> conn, std::string error) {
-        auto self = weak.lock();
-        if (!self || self->closed_ || !self->fast_) { // nobody waits for it
-          lane->give_back(std::move(conn));
-          return;
-        }
-        if (self->fast_->cancelled) { // before it ever reached the server
-          lane->give_back(std::move(conn));
-          self->on_failed(engines::engine_error(engines::error_kind::cancelled,
-                                                "canceling statement due to user request",
-                                                "57014"));
-          return;
-        }
-        if (!conn) {
-          self->on_failed(engines::engine_error(engines::error_kind::internal, error, "08001"));
-          return;
-        }
-        self->start_backend(std::move(conn));
-      });
-    return true;
-  }
-
-  /// The next statement of a block on the fast lane: on the block's
-  /// connection, under the slot it holds, neither routed nor admitted.
-  bool run_in_block(pgwire::run_event& ev) {
-    std::shared_ptr<engines::pg_async_connection> conn;
-    fast_ = block_->next(std::move(ev.sql), conn);
-    params_ = std::move(ev.params);
-    node_->in_flight.fetch_add(1);
-    start_backend(std::move(conn));
-    books_->admitted(*fast_);
-    return true;
+    return start_fast(ev.sql, ev.params);
   }
 
   /// A statement is relayed where it can be (a simple Query's, an
@@ -456,94 +332,45 @@ private:
       backend_->relay(fast_->sql, shared_from_this());
   }
 
-  /// After rows were added: false pauses the backend (session_output).
-  bool stream_on() {
-    return qf::stream_on(session_, *conn_, [weak = weak_from_this()] {
-      if (auto self = weak.lock(); self && self->backend_)
-        self->backend_->resume();
-    });
-  }
-
-  /// The fast statement ended: connection back to the pool and slot freed
-  /// at once, unless its ReadyForQuery says a block goes on
-  /// (settle_connection); the query recorded once the answers ready now
-  /// went out.
+  /// The fast statement ended (wire_session_base::settle_fast); a
+  /// suspended run's pause with it.
   void finish_fast(std::string status, std::string error) {
     fast_suspended_ = false;
-    auto& lane = *fast_->cluster->lane;
-    block_lost_ = settle_connection(*fast_, backend_, block_, lane,
-                                    [weak = weak_from_this()](const void* which) {
-                                      if (auto self = weak.lock())
-                                        self->block_hung_up(which);
-                                    })
-                  && !closed_;
-    auto done = std::move(*fast_);
-    fast_.reset();
-    books_->ended(std::move(done), conn_->loop(), std::move(status), std::move(error));
+    settle_fast(std::move(status), std::move(error));
   }
 
-  /// The server hung up the connection parked in the block between its
-  /// statements (`which`, unless a statement took it since): the
-  /// transaction is gone, and so goes the client, as PostgreSQL ends a
-  /// session at idle_in_transaction_session_timeout. Its slot is freed now,
-  /// not when the client next speaks.
-  void block_hung_up(const void* which) {
-    if (closed_ || busy() || !block_ || block_->conn.get() != which)
-      return;
+  /// The server hung up the connection of the block the client has open.
+  void say_transaction_lost() {
     session_.reject({"FATAL", "08006",
                      "the server closed this transaction's connection (its "
                      "idle_in_transaction_session_timeout, or the backend was "
                      "terminated): the transaction is rolled back",
                      ""});
     flush_output();
-    conn_->close();
+  }
+
+  static bool lane_serves(const group_gate& gate) {
+    return gate.postgres_only();
+  }
+  static const std::shared_ptr<engines::pg_lane_pool>& lane_of(const cluster_state& cluster) {
+    return cluster.lane;
+  }
+  static engines::engine_error cancelled_error() {
+    return engines::engine_error(engines::error_kind::cancelled,
+                                 "canceling statement due to user request", "57014");
+  }
+  static engines::engine_error connect_error(const std::string& why) {
+    return engines::engine_error(engines::error_kind::internal, why, "08001");
   }
 
   void run_on_actors(std::string sql, engines::parameters values) {
     const auto& params = session_.startup_params();
-    statement_spec spec;
-    spec.ticket = node_->next_ticket.fetch_add(1);
-    spec.id = node_->query_id(spec.ticket, "pg_");
-    spec.sql = std::move(sql);
-    spec.params = std::move(values);
-    spec.keep_pinned = step_ == transaction_step::begin || step_ == transaction_step::inside;
-    if (step_ == transaction_step::inside || step_ == transaction_step::end)
-      spec.pinned = pinned_;
-    spec.protocol = config::protocol::postgres_wire;
+    auto spec = actor_spec(std::move(sql), std::move(values));
     spec.session.user = user_;
     spec.session.catalog = database_;
     spec.session.source = application_;
     spec.session.headers = params;
-    statement_ = std::make_shared<statement_run>(
-      node_, std::move(spec),
-      [weak = weak_from_this(), node = node_,
-       loop = conn_->loop().shared_from_this()](statement_page page) {
-        loop->post([weak, node, page = std::move(page)]() mutable {
-          if (auto self = weak.lock())
-            self->on_page(page);
-          else if (page.pinned) // the session is gone: end its transaction
-            abandon_transaction(*node, *page.pinned);
-        });
-      });
-    statement_->pull(rows_per_page);
-  }
-
-  /// Asks for the next page once the client has taken most of the last.
-  void pull_next() {
-    if (conn_->pending_output() < output_high_water)
-      return statement_->pull(rows_per_page);
-    conn_->when_drained([weak = weak_from_this()] {
-      if (auto self = weak.lock(); self && self->statement_)
-        self->statement_->pull(rows_per_page);
-    });
-  }
-
-  /// Takes a transaction's connection back from its last statement.
-  void take_pin(statement_page& page) {
-    if (page.pinned)
-      pinned_ = std::move(page.pinned);
-    if (step_ == transaction_step::end)
-      pinned_.reset(); // COMMIT or ROLLBACK released it
+    start_on_actors(std::move(spec));
   }
 
   /// One page of the running statement into the session.
@@ -638,35 +465,19 @@ private:
     pump();
   }
 
-  std::shared_ptr<node_services> node_;
-  std::shared_ptr<wire::connection> conn_;
   std::string cancel_key_; // "pid:secret" in the node's cancel registry
   pgwire::server_session session_;
-  bool closed_ = false;
-  bool logged_in_ = false;
-  session_timers timers_{conn_->loop()};
   std::string user_;
   std::string database_;
   std::string application_;
-  routing::route_request route_req_; // the session's part, kept
 
-  transaction_step step_ = transaction_step::none;
   bool columns_sent_ = false;
 
-  // The actor path.
-  std::shared_ptr<statement_run> statement_; // running, if any
+  // The actor path (wire_session_base has the running statement).
   std::shared_ptr<statement_run> suspended_; // stopped at a row limit
   bool closing_run_ = false;
-  /// Between the statements of a transaction block: its connection.
-  std::optional<pinned_connection> pinned_;
 
-  // The fast lane.
-  std::optional<fast_statement> fast_;
-  std::shared_ptr<fast_lane_books> books_ = std::make_shared<fast_lane_books>(node_, "postgresWire", "pg_");
-  engines::parameters params_;
-  std::shared_ptr<engines::pg_async_connection> backend_;
-  std::optional<fast_block<engines::pg_async_connection>> block_;
-  bool block_lost_ = false;     // its connection failed: the client goes too
+  // The fast lane (wire_session_base has the rest).
   bool fast_suspended_ = false; // at an Execute's row limit, the backend paused
   bool draining_ = false;       // the suspended run read to its end, unseen
 };

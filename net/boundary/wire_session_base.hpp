@@ -1,0 +1,310 @@
+// What the PostgreSQL and MySQL wire sessions share around their protocol
+// state machines: the socket's guards (login timeout, hang-up), cancel
+// from other threads, and the fast lane's round of a statement: a backend
+// connection taken or fetched, the statement settled and recorded, a
+// parked block's hang-up, the lane closed with the client.
+//
+// Derived (CRTP, befriending this base) has `session_` and provides:
+// pump(), which hands the state machine's events over; on_page(page), the
+// actor path's; busy(); start_backend(conn); finish_fast(status, error),
+// which calls settle_fast(); on_failed(error); say_transaction_lost(), what
+// its client reads before a lost block closes it; and the statics
+// lane_serves(gate), lane_of(cluster), cancelled_error() and
+// connect_error(why).
+#pragma once
+
+#include "actors/data/statement_run.hpp"
+#include "actors/node/node.hpp"
+#include "engines/lane_pool.hpp"
+#include "net/boundary/fast_lane.hpp"
+#include "net/boundary/session_output.hpp"
+#include "net/boundary/session_timers.hpp"
+#include "net/wire/tcp_server.hpp"
+#include "protocols/sql/transactions.hpp"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace qf {
+
+/// How many rows a page of the actor path carries.
+inline constexpr uint32_t rows_per_page = 4096;
+
+template <class Derived, class Backend>
+class wire_session_base : public wire::handler {
+public:
+  /// On the loop's thread (session_timers::arm_login).
+  void expect_login_within(std::chrono::milliseconds timeout) {
+    timers_.arm_login(timeout, [weak = weak_self()] {
+      if (auto self = weak.lock(); self && !self->closed_ && !self->logged_in_)
+        self->conn_->close();
+    });
+  }
+
+  void on_data(std::string_view bytes) override {
+    self().session_.feed(bytes);
+    self().pump();
+  }
+
+  void on_tls_ready() override {
+    self().session_.tls_started();
+    self().pump();
+  }
+
+  /// The client hung up while a statement ran (session_timers::arm_hang_up).
+  void on_hang_up() override {
+    timers_.arm_hang_up([weak = weak_self()] {
+      if (auto self = weak.lock(); self && !self->closed_ && self->busy())
+        self->conn_->close();
+    });
+  }
+
+protected:
+  wire_session_base(std::shared_ptr<node_services> node, std::shared_ptr<wire::connection> conn,
+                    config::protocol protocol, const char* id_prefix)
+    : node_(std::move(node)),
+      conn_(std::move(conn)),
+      protocol_(protocol),
+      id_prefix_(id_prefix),
+      books_(std::make_shared<fast_lane_books>(node_, std::string{config::to_string(protocol)},
+                                               id_prefix)) {
+    // nop
+  }
+
+  Derived& self() {
+    return static_cast<Derived&>(*this);
+  }
+
+  std::weak_ptr<Derived> weak_self() {
+    return self().weak_from_this();
+  }
+
+  /// Cancels the session's running statement from any thread (with an id,
+  /// only while that fast-lane statement runs), and closes it when asked.
+  static void cancel(const std::weak_ptr<Derived>& weak, const std::string& id, bool close) {
+    auto self = weak.lock();
+    if (!self)
+      return;
+    self->conn_->loop().post([weak, id, close] {
+      auto session = weak.lock();
+      if (!session || session->closed_
+          || (!id.empty() && !(session->fast_ && session->fast_->id == id)))
+        return;
+      if (session->statement_)
+        session->statement_->cancel(false);
+      else if (session->backend_)
+        session->backend_->cancel();
+      else if (session->fast_) // its connection is still opening
+        session->fast_->cancelled = true;
+      if (close)
+        session->conn_->close();
+    });
+  }
+
+  /// Sends what the state machine wrote.
+  void flush_output() {
+    qf::flush_output(self().session_, *conn_);
+  }
+
+  /// After rows were added: false pauses the backend (session_output).
+  bool stream_on() {
+    return qf::stream_on(self().session_, *conn_, [weak = weak_self()] {
+      if (auto self = weak.lock(); self && self->backend_)
+        self->backend_->resume();
+    });
+  }
+
+  /// Routes and admits a statement outside any block for the fast lane,
+  /// and starts it there; false when it must take the actor path (nothing
+  /// was taken then: `text` and `params` are still the caller's).
+  bool start_fast(std::string& text, engines::parameters& params) {
+    auto active = node_->snapshot->load();
+    if (!active)
+      return false;
+    route_req_.sql = std::move(text);
+    auto route = active->routes->route(route_req_);
+    text = std::move(route_req_.sql);
+    if (route.denied)
+      return false;
+    auto gate = active->group_gates.find(route.group);
+    if (gate == active->group_gates.end() || !Derived::lane_serves(*gate->second))
+      return false;
+    auto cluster = gate->second->try_place_newcomer();
+    if (!cluster)
+      return false; // it queues, on the actor path
+    fast_.emplace();
+    auto& st = *fast_;
+    st.sql = std::move(text);
+    st.route = std::move(route);
+    st.cluster = std::move(cluster);
+    params_ = std::move(params);
+    // The statement leaves first, the bookkeeping follows while the server
+    // works: the backend reports nothing from inside its run.
+    node_->in_flight.fetch_add(1); // before it leaves: a drain waits for it
+    take_backend();
+    books_->admitted(st);
+    return true;
+  }
+
+  /// The next statement of a block on the fast lane: on the block's
+  /// connection, under the slot it holds, neither routed nor admitted.
+  void start_in_block(std::string text, engines::parameters params) {
+    std::shared_ptr<Backend> conn;
+    fast_ = block_->next(std::move(text), conn);
+    params_ = std::move(params);
+    node_->in_flight.fetch_add(1);
+    self().start_backend(std::move(conn));
+    books_->admitted(*fast_);
+  }
+
+  /// The admitted statement starts on an idle connection of this loop, or
+  /// once one is fetched (moved from another loop, or opened).
+  void take_backend() {
+    auto lane = Derived::lane_of(*fast_->cluster);
+    if (auto idle = lane->take(conn_->loop()))
+      return self().start_backend(std::move(idle));
+    lane->fetch(conn_->loop(), [weak = weak_self(), lane](std::shared_ptr<Backend> conn,
+                                                         std::string error) {
+      auto self = weak.lock();
+      if (!self || self->closed_ || !self->fast_) { // nobody waits for it
+        lane->give_back(std::move(conn));
+        return;
+      }
+      if (self->fast_->cancelled) { // before it ever reached the server
+        lane->give_back(std::move(conn));
+        self->on_failed(Derived::cancelled_error());
+        return;
+      }
+      if (!conn) {
+        self->on_failed(Derived::connect_error(error));
+        return;
+      }
+      self->start_backend(std::move(conn));
+    });
+  }
+
+  /// The fast statement ended: connection back to the pool and slot freed
+  /// at once, unless the server says a block goes on (settle_connection);
+  /// the query recorded once the answers ready now went out.
+  void settle_fast(std::string status, std::string error) {
+    auto& lane = *Derived::lane_of(*fast_->cluster);
+    block_lost_ = settle_connection(*fast_, backend_, block_, lane,
+                                    [weak = weak_self()](const void* which) {
+                                      if (auto self = weak.lock())
+                                        self->block_hung_up(which);
+                                    })
+                  && !closed_;
+    auto done = std::move(*fast_);
+    fast_.reset();
+    books_->ended(std::move(done), conn_->loop(), std::move(status), std::move(error));
+  }
+
+  /// A statement for the actor path, in the session's transaction as its
+  /// step says.
+  statement_spec actor_spec(std::string text, engines::parameters values) const {
+    statement_spec spec;
+    spec.ticket = node_->next_ticket.fetch_add(1);
+    spec.id = node_->query_id(spec.ticket, id_prefix_);
+    spec.sql = std::move(text);
+    spec.params = std::move(values);
+    spec.keep_pinned = step_ == sql::transaction_step::begin
+                       || step_ == sql::transaction_step::inside;
+    if (step_ == sql::transaction_step::inside || step_ == sql::transaction_step::end)
+      spec.pinned = pinned_;
+    spec.protocol = protocol_;
+    return spec;
+  }
+
+  /// Runs the statement on the actor path; its pages come back on this
+  /// loop, to on_page().
+  void start_on_actors(statement_spec spec) {
+    statement_ = std::make_shared<statement_run>(
+      node_, std::move(spec),
+      [weak = weak_self(), node = node_,
+       loop = conn_->loop().shared_from_this()](statement_page page) {
+        loop->post([weak, node, page = std::move(page)]() mutable {
+          if (auto self = weak.lock())
+            self->on_page(page);
+          else if (page.pinned) // the session is gone: end its transaction
+            abandon_transaction(*node, *page.pinned);
+        });
+      });
+    statement_->pull(rows_per_page);
+  }
+
+  /// Asks for the next page once the client has taken most of the last.
+  void pull_next() {
+    if (conn_->pending_output() < output_high_water)
+      return statement_->pull(rows_per_page);
+    conn_->when_drained([weak = weak_self()] {
+      if (auto self = weak.lock(); self && self->statement_)
+        self->statement_->pull(rows_per_page);
+    });
+  }
+
+  /// Takes a transaction's connection back from its last statement.
+  void take_pin(statement_page& page) {
+    if (page.pinned)
+      pinned_ = std::move(page.pinned);
+    if (step_ == sql::transaction_step::end)
+      pinned_.reset(); // COMMIT or ROLLBACK released it
+  }
+
+  /// The client went away (its statement on the actor path cancelled
+  /// already): an open block rolls back, on the actor path's pinned
+  /// connection or the fast lane's (which closes), and the fast statement
+  /// is cancelled; their slots are freed.
+  void let_backends_go() {
+    if (pinned_)
+      abandon_transaction(*node_, *pinned_);
+    pinned_.reset();
+    if (fast_) {
+      if (backend_)
+        std::exchange(backend_, nullptr)->abandon();
+      self().finish_fast("Cancelled", "the client disconnected");
+    }
+    drop_block(block_, *books_);
+  }
+
+  std::shared_ptr<node_services> node_;
+  std::shared_ptr<wire::connection> conn_;
+  bool closed_ = false;
+  bool logged_in_ = false;
+  session_timers timers_{conn_->loop()};
+  routing::route_request route_req_; // the session's part, kept
+  const config::protocol protocol_;
+  const char* const id_prefix_;
+
+  // The actor path.
+  sql::transaction_step step_ = sql::transaction_step::none; // the running statement's
+  std::shared_ptr<statement_run> statement_; // running, if any
+  /// Between the statements of a transaction block: its connection.
+  std::optional<pinned_connection> pinned_;
+
+  // The fast lane.
+  std::optional<fast_statement> fast_;
+  std::shared_ptr<fast_lane_books> books_;
+  engines::parameters params_;
+  std::shared_ptr<Backend> backend_;
+  std::optional<fast_block<Backend>> block_;
+  bool block_lost_ = false; // its connection failed: the client goes too
+
+private:
+  /// The server hung up the connection parked in the block between its
+  /// statements (`which`, unless a statement took it since): the
+  /// transaction is gone, and so goes the client, as PostgreSQL ends a
+  /// session at idle_in_transaction_session_timeout and MariaDB one at
+  /// wait_timeout. Its slot is freed now, not when the client next speaks.
+  void block_hung_up(const void* which) {
+    if (closed_ || self().busy() || !block_ || block_->conn.get() != which)
+      return;
+    self().say_transaction_lost();
+    conn_->close();
+  }
+};
+
+} // namespace qf
