@@ -6,12 +6,15 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -141,4 +144,38 @@ TEST(wire_service, connections_are_dealt_to_the_loops_in_turn_and_started_on_the
     ::close(fd);
   service.stop();
   conns.clear();
+}
+
+TEST(wire_service, a_session_that_cannot_start_costs_its_connection_only) {
+  // A factory that throws (the random number generator failing, say)
+  // closes that connection; the listener and the next connection go on.
+  struct quiet : qf::wire::handler {
+    void on_data(std::string_view) override {}
+    void on_closed() override {}
+    void on_tls_ready() override {}
+  };
+  std::atomic<int> made{0};
+  std::promise<void> second;
+  qf::wire::service service{2};
+  qf::wire::listener_options opts;
+  opts.name = "test";
+  opts.address = "127.0.0.1";
+  opts.port = test_port + 2;
+  service.listen(opts, [&](std::shared_ptr<qf::wire::connection>) -> std::shared_ptr<qf::wire::handler> {
+    if (made.fetch_add(1) == 0)
+      throw std::runtime_error("no session for you");
+    second.set_value();
+    return std::make_shared<quiet>();
+  });
+  service.start();
+  int refused = connect_to(test_port + 2);
+  timeval wait{5, 0}; // a failure, not a hang, if it stays open
+  ::setsockopt(refused, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  char byte;
+  EXPECT_EQ(::recv(refused, &byte, 1, 0), 0) << "the refused connection stayed open";
+  int served = connect_to(test_port + 2);
+  EXPECT_EQ(second.get_future().wait_for(5s), std::future_status::ready);
+  ::close(refused);
+  ::close(served);
+  service.stop();
 }
