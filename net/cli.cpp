@@ -4,6 +4,7 @@
 
 #include "actors/control/migrator.hpp"
 #include "actors/node/node.hpp"
+#include "io/usable_cores.hpp"
 #include "net/boundary/wire_frontends.hpp"
 #include "net/boundary/routes.hpp"
 #include "net/http/server.hpp"
@@ -183,7 +184,7 @@ bool wait_for_database(const config::node& q, const sigset_t& signals,
 size_t wire_threads(const config::node& q) {
   if (q.wire_threads > 0)
     return q.wire_threads;
-  return std::max(1u, std::thread::hardware_concurrency() / 2);
+  return std::max(1u, io::usable_cores() / 2);
 }
 
 int serve(const options& opts) {

@@ -164,7 +164,7 @@ struct node {
   persistence_settings persistence;
   std::chrono::seconds shutdown_drain_timeout = std::chrono::seconds(30);
   /// Event loops (threads) serving the PostgreSQL and MySQL wire
-  /// frontends; 0: half the machine's cores, at least one.
+  /// frontends; 0: half the cores the process may use, at least one.
   uint32_t wire_threads = 0;
   /// How many finished query records the in-memory history keeps.
   uint32_t query_history_capacity = 10000;
