@@ -221,6 +221,8 @@ int serve(const options& opts) {
   // once, and blocking work runs on detached actors, so a worker that
   // keeps a message to itself is running and takes it next.
   caf_cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds{250}});
+  // CAF counts the machine's cores; a container may use fewer.
+  caf_cfg.set("scheduler.max-threads", std::max<size_t>(io::usable_cores(), 4));
   caf::actor_system sys{caf_cfg};
   int exit_code = 0;
   {
