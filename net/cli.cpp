@@ -229,7 +229,8 @@ int serve(const options& opts) {
     node gateway{sys, *cfg, std::move(served->fleet), std::move(served->file_text)};
     auto svc = gateway.services();
     http::service web;
-    wire::service wire_listeners{wire_threads(cfg->queryflux)};
+    const auto threads = wire_threads(cfg->queryflux);
+    wire::service wire_listeners{threads};
     try {
       const auto& q = cfg->queryflux;
       if (q.trino_http.enabled)
@@ -255,8 +256,7 @@ int serve(const options& opts) {
       web.start(2);
       wire_listeners.start();
       spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups, {} wire threads)",
-                   QF_VERSION, cfg->clusters.size(), cfg->groups.size(),
-                   wire_threads(cfg->queryflux));
+                   QF_VERSION, cfg->clusters.size(), cfg->groups.size(), threads);
       int sig = 0;
       sigwait(&signals, &sig);
       spdlog::info("received signal {}: draining for up to {}s", sig,
