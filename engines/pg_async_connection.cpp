@@ -116,6 +116,7 @@ void pg_async_connection::open(const std::string& conninfo, io::event_loop& on,
     on.post([done] { done(nullptr, "cannot connect to PostgreSQL: out of memory"); });
     return;
   }
+  keep_notices_from_stderr(conn);
   auto op = std::make_shared<connect_op>(conn, on, std::move(done));
   // Reported from the loop, never from inside open().
   auto first = PQstatus(conn) == CONNECTION_BAD ? PGRES_POLLING_FAILED

@@ -166,6 +166,7 @@ private:
       throw engine_error(error_kind::internal,
                          "cannot connect to PostgreSQL: " + why);
     }
+    keep_notices_from_stderr(conn_);
     std::lock_guard guard{cancel_mtx_};
     if (cancel_)
       PQfreeCancel(cancel_);

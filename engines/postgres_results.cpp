@@ -135,4 +135,8 @@ void append_row(row_batch& out, const std::vector<column>& cols, PGresult* res,
   }
 }
 
+void keep_notices_from_stderr(PGconn* conn) {
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+}
+
 } // namespace qf::engines

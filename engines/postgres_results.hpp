@@ -28,6 +28,13 @@ std::vector<column> columns_of(PGresult* res);
 void append_row(row_batch& out, const std::vector<column>& cols, PGresult* res,
                 int row);
 
+/// Keeps the server's notices (RAISE NOTICE, "relation exists, skipping")
+/// out of the gateway's stderr, where libpq prints them by default: they
+/// are the client's, and a client could write any line into our log. The
+/// fast lane's relay hands them to PostgreSQL wire clients as the server
+/// wrote them; what libpq reads itself is dropped.
+void keep_notices_from_stderr(PGconn* conn);
+
 /// PQconnect*Params keywords: the cluster's conninfo (a URL or key=value
 /// string), sessions in UTC (timestamptz arrives canonical), our
 /// application_name, and a connect timeout.

@@ -142,6 +142,23 @@ test('maxRunningQueries 4: PostgreSQL never sees more than 4 of 12 concurrent qu
   assert.equal(viaMy, 4, `MySQL wire: PostgreSQL saw ${viaMy} at once`);
 });
 
+test("the server's notices reach its client, never the gateway's log", async () => {
+  // Through Trino HTTP (the actor path's libpq) and the PostgreSQL wire
+  // (relayed): a client must not be able to write lines into our stderr.
+  const sql = "DO $$ BEGIN RAISE NOTICE 'qf_notice_%', 'marker'; END $$";
+  const r = await runClient(gw.trino('notice-user'), sql);
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  const c = client();
+  await c.connect();
+  const notices = [];
+  c.on('notice', (n) => notices.push(n.message));
+  await c.query(sql);
+  await c.end();
+  assert.deepEqual(notices, ['qf_notice_marker']);
+  await sleep(200); // stderr is a pipe: give a stray line time to arrive
+  assert.doesNotMatch(gw.logs(), /qf_notice_marker/);
+});
+
 test('a CancelRequest from psql stops pg_sleep on the backend and frees the slot', async () => {
   const child = spawn('psql', ['-X', '-h', '127.0.0.1', '-p', String(ports.pg), '-U', 'postgres', '-d', 'postgres',
     '-c', 'SELECT pg_sleep(30)'], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -173,6 +173,8 @@ export async function startGateway(cfg, { readyTimeoutMs = 20000, args = [], env
       try { body = JSON.parse(text); } catch { /* not JSON */ }
       return { status: res.status, headers: res.headers, body, text };
     },
+    /// What the process wrote so far, stdout and stderr.
+    logs,
     /// The cluster's running count as GET /admin/clusters reports it.
     async running(cluster) {
       const { body } = await gw.admin('/admin/clusters');
