@@ -6,6 +6,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -24,6 +26,20 @@ struct watch::entry {
 namespace {
 
 thread_local event_loop* loop_of_this_thread = nullptr;
+
+/// Runs fn; an exception it lets out is logged and goes no further. One
+/// escaping the loop's thread would end the process, and every client of
+/// every loop with it, for what went wrong in one session.
+template <class Fn>
+void contained(const char* what, Fn&& fn) noexcept {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    spdlog::error("event loop: {} failed: {}", what, e.what());
+  } catch (...) {
+    spdlog::error("event loop: {} failed", what);
+  }
+}
 
 constexpr uint32_t watched_events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 
@@ -178,7 +194,7 @@ void event_loop::run_due_timers() {
     timers_.erase(timers_.begin());
   }
   for (auto& fn : due) // may add timers, which wait for a later round
-    fn();
+    contained("a timer", fn);
 }
 
 void event_loop::start() {
@@ -252,7 +268,7 @@ bool event_loop::wait_and_dispatch() {
     if (e->closed)
       continue;
     if (auto to = e->to.lock())
-      to->on_ready(events[i].events);
+      contained("a watcher", [&] { to->on_ready(events[i].events); });
   }
   run_due_timers();
   for (auto* e : released_)
@@ -264,7 +280,7 @@ bool event_loop::wait_and_dispatch() {
 void event_loop::run_round_end() {
   round_end_running_.swap(round_end_);
   for (auto& fn : round_end_running_)
-    fn();
+    contained("a round-end hook", fn);
   round_end_running_.clear();
 }
 
@@ -277,7 +293,7 @@ void event_loop::run_tasks() {
     posted_.clear();
   }
   for (auto& fn : running_)
-    fn();
+    contained("a task", fn);
   running_.clear();
 }
 

@@ -15,6 +15,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -333,5 +334,26 @@ TEST(event_loop, a_cancelled_timer_never_runs_and_cancelling_a_spent_one_is_harm
   });
   std::this_thread::sleep_for(30ms);
   EXPECT_EQ(ran.load(), 1);
+  loop->stop();
+}
+
+TEST(event_loop, what_one_task_or_watcher_throws_stops_neither_the_loop_nor_the_others) {
+  // One session's bug must not end the thread, and with it the process.
+  auto loop = io::event_loop::create();
+  loop->start();
+  loop->post([] { throw std::runtime_error("a task's bug"); });
+  std::atomic<bool> next_ran{false};
+  loop->post([&] { next_ran = true; });
+  EXPECT_TRUE(eventually([&] { return next_ran.load(); }));
+
+  socket_pair pair;
+  auto thrower = std::make_shared<recorder>();
+  thrower->also = [](uint32_t) { throw std::runtime_error("a watcher's bug"); };
+  auto watched = on_loop(*loop, [&] { return loop->add(pair.ours, thrower); });
+  ASSERT_TRUE(watched);
+  ASSERT_EQ(::write(pair.theirs, "x", 1), 1);
+  EXPECT_TRUE(eventually([&] { return thrower->count(EPOLLIN) >= 1; }));
+  EXPECT_EQ(on_loop(*loop, [] { return 7; }), 7) << "the loop stopped";
+  on_loop(*loop, [&] { watched.close(); });
   loop->stop();
 }

@@ -179,3 +179,48 @@ TEST(wire_service, a_session_that_cannot_start_costs_its_connection_only) {
   ::close(served);
   service.stop();
 }
+
+TEST(wire_service, a_session_that_throws_loses_its_connection_and_the_loop_serves_on) {
+  struct throwing : qf::wire::handler {
+    std::shared_ptr<qf::wire::connection> conn;
+    void on_data(std::string_view bytes) override {
+      if (bytes.find("boom") != std::string_view::npos)
+        throw std::runtime_error("a bug in one session");
+      conn->write(std::string{bytes}); // echo
+      conn->read_more();
+    }
+    void on_closed() override {}
+    void on_tls_ready() override {}
+  };
+  std::vector<std::shared_ptr<throwing>> sessions;
+  std::mutex mtx;
+  qf::wire::service service{1};
+  qf::wire::listener_options opts;
+  opts.name = "test";
+  opts.address = "127.0.0.1";
+  opts.port = test_port + 3;
+  service.listen(opts, [&](std::shared_ptr<qf::wire::connection> conn) {
+    auto h = std::make_shared<throwing>();
+    h->conn = std::move(conn);
+    std::lock_guard guard{mtx};
+    sessions.push_back(h);
+    return h;
+  });
+  service.start();
+  timeval wait{5, 0};
+  int bad = connect_to(test_port + 3);
+  int good = connect_to(test_port + 3);
+  for (int fd : {bad, good})
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  ASSERT_EQ(::send(bad, "boom", 4, 0), 4);
+  char buf[16];
+  EXPECT_EQ(::recv(bad, buf, sizeof buf, 0), 0) << "the failed session's connection stayed open";
+  ASSERT_EQ(::send(good, "ping", 4, 0), 4);
+  EXPECT_EQ(::recv(good, buf, sizeof buf, 0), 4) << "the other connection was not served";
+  ::close(bad);
+  ::close(good);
+  service.stop();
+  std::lock_guard guard{mtx};
+  for (auto& s : sessions)
+    s->conn.reset();
+}
