@@ -187,6 +187,10 @@ size_t wire_threads(const config::node& q) {
   return std::max(1u, io::usable_cores() / 2);
 }
 
+wire_session_limits limits_of(const config::frontend& wire) {
+  return {wire.startup_timeout, wire.idle_transaction_timeout};
+}
+
 int serve(const options& opts) {
   auto cfg = load(opts.config_path);
   if (!cfg)
@@ -245,14 +249,14 @@ int serve(const options& opts) {
            q.postgres_wire.max_connections, q.postgres_wire.tls_cert_file,
            q.postgres_wire.tls_key_file},
           boundary::make_pg_frontend(svc, !q.postgres_wire.tls_cert_file.empty(),
-                                     q.postgres_wire.startup_timeout));
+                                     limits_of(q.postgres_wire)));
       if (q.mysql_wire.enabled)
         wire_listeners.listen(
           {"mysqlWire", "0.0.0.0", q.mysql_wire.port,
            q.mysql_wire.max_connections, q.mysql_wire.tls_cert_file,
            q.mysql_wire.tls_key_file},
           boundary::make_mysql_frontend(svc, !q.mysql_wire.tls_cert_file.empty(),
-                                        q.mysql_wire.startup_timeout));
+                                        limits_of(q.mysql_wire)));
       web.start(2);
       wire_listeners.start();
       spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups, {} wire threads)",

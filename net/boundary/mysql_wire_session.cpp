@@ -164,8 +164,10 @@ private:
       conn_->close();
       return;
     }
-    if (!busy())
+    if (!busy()) {
       conn_->read_more();
+      watch_idle_block();
+    }
   }
 
   void handle(mysqlwire::session_event& ev) {
@@ -265,9 +267,9 @@ private:
     settle_fast(std::move(status), std::move(error));
   }
 
-  /// The server hung up the connection of the block the client has open:
-  /// its socket simply closes, as MariaDB's does at wait_timeout.
-  void say_transaction_lost() {
+  /// The block the client has open is gone, and so is the session: its
+  /// socket simply closes, as MariaDB's does at wait_timeout.
+  void say_transaction_lost(const char*, const char*) {
     // nop
   }
 
@@ -338,12 +340,12 @@ std::shared_ptr<wire::handler>
 make_mysql_wire_session(std::shared_ptr<node_services> node,
                         std::shared_ptr<wire::connection> conn, uint32_t connection_id,
                         std::string scramble, bool tls_available,
-                        std::chrono::milliseconds startup_timeout) {
+                        wire_session_limits limits) {
   auto session = std::make_shared<mysql_wire_session>(std::move(node), std::move(conn),
                                                       connection_id, std::move(scramble),
                                                       tls_available);
   session->start();
-  session->expect_login_within(startup_timeout);
+  session->start_timers(limits);
   return session;
 }
 

@@ -9,6 +9,7 @@
 // capacity, the other engines) takes the actor path (statement_run).
 #pragma once
 
+#include "net/boundary/session_timers.hpp"
 #include "net/wire/tcp_server.hpp"
 
 #include <chrono>
@@ -26,6 +27,6 @@ std::shared_ptr<wire::handler>
 make_mysql_wire_session(std::shared_ptr<node_services> node,
                         std::shared_ptr<wire::connection> conn, uint32_t connection_id,
                         std::string scramble, bool tls_available,
-                        std::chrono::milliseconds startup_timeout);
+                        wire_session_limits limits);
 
 } // namespace qf

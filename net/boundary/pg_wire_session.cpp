@@ -207,8 +207,10 @@ private:
       conn_->close();
       return;
     }
-    if (!busy())
+    if (!busy()) {
       conn_->read_more();
+      watch_idle_block();
+    }
   }
 
   void handle(pgwire::session_event& ev) {
@@ -339,13 +341,9 @@ private:
     settle_fast(std::move(status), std::move(error));
   }
 
-  /// The server hung up the connection of the block the client has open.
-  void say_transaction_lost() {
-    session_.reject({"FATAL", "08006",
-                     "the server closed this transaction's connection (its "
-                     "idle_in_transaction_session_timeout, or the backend was "
-                     "terminated): the transaction is rolled back",
-                     ""});
+  /// The block the client has open is gone, and so is the session.
+  void say_transaction_lost(const char* sqlstate, const char* why) {
+    session_.reject({"FATAL", sqlstate, why, ""});
     flush_output();
   }
 
@@ -488,10 +486,10 @@ std::shared_ptr<wire::handler>
 make_pg_wire_session(std::shared_ptr<node_services> node,
                      std::shared_ptr<wire::connection> conn, int32_t process_id,
                      int32_t secret_key, bool tls_available,
-                     std::chrono::milliseconds startup_timeout) {
+                     wire_session_limits limits) {
   auto session = std::make_shared<pg_wire_session>(std::move(node), std::move(conn), process_id,
                                                    secret_key, tls_available);
-  session->expect_login_within(startup_timeout);
+  session->start_timers(limits);
   return session;
 }
 

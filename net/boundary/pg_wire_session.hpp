@@ -13,6 +13,7 @@
 // queueing for capacity; and the other engines.
 #pragma once
 
+#include "net/boundary/session_timers.hpp"
 #include "net/wire/tcp_server.hpp"
 
 #include <chrono>
@@ -28,6 +29,6 @@ std::shared_ptr<wire::handler>
 make_pg_wire_session(std::shared_ptr<node_services> node,
                      std::shared_ptr<wire::connection> conn, int32_t process_id,
                      int32_t secret_key, bool tls_available,
-                     std::chrono::milliseconds startup_timeout);
+                     wire_session_limits limits);
 
 } // namespace qf

@@ -7,8 +7,8 @@
 // Derived (CRTP, befriending this base) has `session_` and provides:
 // pump(), which hands the state machine's events over; on_page(page), the
 // actor path's; busy(); start_backend(conn); finish_fast(status, error),
-// which calls settle_fast(); on_failed(error); say_transaction_lost(), what
-// its client reads before a lost block closes it; and the statics
+// which calls settle_fast(); on_failed(error); say_transaction_lost(code,
+// why), what its client reads before a lost block closes it; and the statics
 // lane_serves(gate), lane_of(cluster), cancelled_error() and
 // connect_error(why).
 #pragma once
@@ -37,15 +37,18 @@ inline constexpr uint32_t rows_per_page = 4096;
 template <class Derived, class Backend>
 class wire_session_base : public wire::handler {
 public:
-  /// On the loop's thread (session_timers::arm_login).
-  void expect_login_within(std::chrono::milliseconds timeout) {
-    timers_.arm_login(timeout, [weak = weak_self()] {
+  /// On the loop's thread: the login deadline runs from now.
+  void start_timers(const wire_session_limits& limits) {
+    limits_ = limits;
+    timers_.arm_login(limits.startup_timeout, [weak = weak_self()] {
       if (auto self = weak.lock(); self && !self->closed_ && !self->logged_in_)
         self->conn_->close();
     });
   }
 
   void on_data(std::string_view bytes) override {
+    if (timers_.idle_block_armed())
+      timers_.idle_block_ended(); // the client spoke
     self().session_.feed(bytes);
     self().pump();
   }
@@ -254,6 +257,27 @@ protected:
       pinned_.reset(); // COMMIT or ROLLBACK released it
   }
 
+  /// Idle with a transaction block open (on the fast lane or the actor
+  /// path's pinned connection): unless the client speaks within the
+  /// frontend's idleTransactionTimeout, the session ends, which rolls the
+  /// block back and frees its slot. Called once the session is idle.
+  void watch_idle_block() {
+    if (limits_.idle_transaction_timeout.count() <= 0 || closed_ || self().busy()
+        || (!block_ && !pinned_) || timers_.idle_block_armed())
+      return;
+    timers_.arm_idle_block(limits_.idle_transaction_timeout, [weak = weak_self()] {
+      auto self = weak.lock();
+      if (!self)
+        return;
+      self->timers_.idle_block_ended();
+      if (self->closed_ || self->busy() || (!self->block_ && !self->pinned_))
+        return;
+      self->say_transaction_lost("25P03",
+                                 "terminating connection due to idle-in-transaction timeout");
+      self->conn_->close();
+    });
+  }
+
   /// The client went away (its statement on the actor path cancelled
   /// already): an open block rolls back, on the actor path's pinned
   /// connection or the fast lane's (which closes), and the fast statement
@@ -275,6 +299,7 @@ protected:
   bool closed_ = false;
   bool logged_in_ = false;
   session_timers timers_{conn_->loop()};
+  wire_session_limits limits_;
   routing::route_request route_req_; // the session's part, kept
   const config::protocol protocol_;
   const char* const id_prefix_;
@@ -302,7 +327,10 @@ private:
   void block_hung_up(const void* which) {
     if (closed_ || self().busy() || !block_ || block_->conn.get() != which)
       return;
-    self().say_transaction_lost();
+    self().say_transaction_lost("08006",
+                                "the server closed this transaction's connection (its "
+                                "idle_in_transaction_session_timeout, or the backend was "
+                                "terminated): the transaction is rolled back");
     conn_->close();
   }
 };

@@ -232,9 +232,11 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
         if (!section)
           continue;
         auto wp = fp + "." + key;
-        read_frontend(w, section, wp, *wire, {"startupTimeout"});
-        if (section.IsMap())
+        read_frontend(w, section, wp, *wire, {"startupTimeout", "idleTransactionTimeout"});
+        if (section.IsMap()) {
           w.read(section, wp, "startupTimeout", wire->startup_timeout);
+          w.read(section, wp, "idleTransactionTimeout", wire->idle_transaction_timeout);
+        }
         if (wire->startup_timeout <= duration::zero())
           w.report(wp + ".startupTimeout", "must be longer than 0");
       }

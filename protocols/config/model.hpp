@@ -33,6 +33,10 @@ struct frontend {
   /// PostgreSQL's authentication_timeout does (60 s there too), so idle
   /// sockets cannot hold maxConnections.
   duration startup_timeout = std::chrono::seconds(60);
+  /// Wire frontends: a client that holds a transaction block open and says
+  /// nothing for this long is disconnected (its transaction rolls back,
+  /// its slot frees), as pgbouncer's idle_transaction_timeout does; 0: never.
+  duration idle_transaction_timeout{0};
 };
 
 struct trino_http_frontend : frontend {

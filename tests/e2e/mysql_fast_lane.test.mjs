@@ -16,7 +16,7 @@ const CLUSTER = 'maria';
 
 /// A gateway with one all-MySQL group, its admin API on `base` and the
 /// MySQL wire frontend on base + 1.
-async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, auth } = {}) {
+async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, auth, wire = {} } = {}) {
   const cfg = config({
     trinoPort: undefined,
     adminPort: base,
@@ -30,7 +30,7 @@ async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, auth 
   if (auth) cfg.auth = auth;
   cfg.queryflux.frontends = {
     trinoHttp: { enabled: false },
-    mysqlWire: { enabled: true, port: base + 1 },
+    mysqlWire: { enabled: true, port: base + 1, ...wire },
   };
   const gw = await startGateway(cfg);
   gw.myPort = base + 1;
@@ -282,4 +282,23 @@ test("mysql2's changeUser logs in anew on the same connection, and its open bloc
   await assert.rejects(c.changeUser({ user: 'app', password: 'wrong' }),
     (e) => e.errno === 1045 && /Access denied for user 'app'/.test(e.message));
   await assert.rejects(c.query('SELECT 1'));
+});
+
+test('a client silent inside a block past idleTransactionTimeout is let go, its block rolled back', T, async (t) => {
+  const gw = await laneGateway(t, 24250, { maxRunningQueries: 1, wire: { idleTransactionTimeout: '400ms' } });
+  const d = await direct(gw);
+  await d.query('DROP TABLE IF EXISTS qf_mylane_idle');
+  await d.query('CREATE TABLE qf_mylane_idle (id INT) ENGINE=InnoDB');
+  const c = await through(gw);
+  const ended = new Promise((resolve) => c.connection.stream.on('close', resolve));
+  await c.beginTransaction();
+  for (let i = 0; i < 4; i++) { // speaking keeps the block, past the timeout in all
+    await sleep(200);
+    await c.query('INSERT INTO qf_mylane_idle VALUES (?)', [i]);
+  }
+  assert.equal(await gw.running(CLUSTER), 1, 'the block holds the slot');
+  await Promise.race([ended, sleep(5000).then(() => { throw new Error('the silent client was not let go'); })]);
+  await waitFor(async () => (await gw.running(CLUSTER)) === 0,
+    { timeoutMs: 3000, what: 'the slot freed' });
+  assert.equal(Number((await d.query('SELECT count(*) AS n FROM qf_mylane_idle'))[0][0].n), 0);
 });

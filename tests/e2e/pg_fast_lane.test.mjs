@@ -21,7 +21,7 @@ const CLUSTER = 'pg';
 
 /// A gateway with one all-postgres group, its admin API on `base` and the
 /// PostgreSQL wire frontend on base + 1 (no Trino frontend: ports are few).
-async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpoint = PG_URL } = {}) {
+async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpoint = PG_URL, wire = {} } = {}) {
   const cfg = config({
     trinoPort: undefined,
     adminPort: base,
@@ -34,7 +34,7 @@ async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpo
   cfg.queryflux.wireThreads = 3;
   cfg.queryflux.frontends = {
     trinoHttp: { enabled: false },
-    postgresWire: { enabled: true, port: base + 1 },
+    postgresWire: { enabled: true, port: base + 1, ...wire },
   };
   const gw = await startGateway(cfg);
   gw.pgPort = base + 1;
@@ -586,6 +586,35 @@ test('a block the server ends while its client idles frees the slot at once and 
   const next = await connected(gw);
   gw.defer(() => next.end());
   assert.deepEqual((await next.query('SELECT 1 AS one')).rows, [{ one: 1 }]);
+});
+
+test('a client silent inside a block past idleTransactionTimeout is let go, its slot freed', T, async (t) => {
+  const gw = await laneGateway(t, 24150, { maxRunningQueries: 1, wire: { idleTransactionTimeout: '400ms' } });
+  const d = await direct();
+  gw.defer(() => d.end());
+  await d.query('DROP TABLE IF EXISTS qf_lane_idle; CREATE TABLE qf_lane_idle (id int)');
+  const c = await connected(gw);
+  const told = new Promise((resolve) => c.on('error', resolve));
+  await c.query('BEGIN');
+  // A client that keeps speaking keeps its block, past the timeout in all.
+  for (let i = 0; i < 4; i++) {
+    await sleep(200);
+    await c.query(`INSERT INTO qf_lane_idle VALUES (${i})`);
+  }
+  assert.equal(await gw.running(CLUSTER), 1, 'the block holds the slot');
+  const err = await Promise.race([told, sleep(5000).then(() => null)]);
+  assert.ok(err, 'the silent client was not let go');
+  assert.equal(err.code, '25P03');
+  assert.match(err.message, /idle-in-transaction timeout/);
+  await waitFor(async () => (await gw.running(CLUSTER)) === 0,
+    { timeoutMs: 3000, what: 'the slot freed' });
+  assert.equal((await d.query('SELECT count(*)::int AS n FROM qf_lane_idle')).rows[0].n, 0,
+    'its block was rolled back');
+  // Outside a block, a client may be silent as long as it likes.
+  const other = await connected(gw);
+  gw.defer(() => other.end());
+  await sleep(800);
+  assert.deepEqual((await other.query('SELECT 2 AS two')).rows, [{ two: 2 }]);
 });
 
 test('a client killed mid-statement has the statement cancelled and its slot freed within a second or so', T, async (t) => {

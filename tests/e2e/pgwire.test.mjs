@@ -36,6 +36,24 @@ function gatewayConfig(ports, extra = {}) {
   return cfg;
 }
 
+test('idleTransactionTimeout lets go of a silent client in a block on the actor path too', async (t) => {
+  // DuckDB clusters take the actor path: the block's connection is pinned.
+  const ports = { trino: 23195, admin: 23196, pg: PG_PORT + 10 };
+  const cfg = gatewayConfig(ports);
+  cfg.queryflux.frontends.postgresWire.idleTransactionTimeout = '300ms';
+  const gw = await startGateway(cfg);
+  t.after(() => gw.kill());
+  const c = client(ports.pg);
+  const told = new Promise((resolve) => c.on('error', resolve));
+  await c.connect();
+  await c.query('BEGIN');
+  await c.query('SELECT 1');
+  const err = await Promise.race([told, sleep(5000).then(() => null)]);
+  assert.ok(err, 'the silent client was not let go');
+  assert.equal(err.code, '25P03');
+  await waitFor(async () => (await gw.running('duck')) === 0, { what: 'the slot freed' });
+});
+
 function client(port, opts = {}) {
   const c = new pg.Client({ host: '127.0.0.1', port, user: 'alice', database: 'demo', ...opts });
   // Teardown kills the gateway first; that must not fail the test.

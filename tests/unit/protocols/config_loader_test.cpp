@@ -320,22 +320,31 @@ clusterGroups: { g: { members: [a] } }
     << all_problems(r);
 }
 
-TEST(config_loader, wire_frontends_take_a_startup_timeout) {
+TEST(config_loader, wire_frontends_take_startup_and_idle_transaction_timeouts) {
   auto r = load_from_string(R"(
 queryflux:
-  frontends: { postgresWire: { port: 5432, startupTimeout: 5s }, mysqlWire: { port: 3306 } }
+  frontends:
+    postgresWire: { port: 5432, startupTimeout: 5s, idleTransactionTimeout: 2m }
+    mysqlWire: { port: 3306 }
 clusters: { a: { engine: sqlite } }
 clusterGroups: { g: { members: [a] } }
 )");
   ASSERT_TRUE(r.config) << all_problems(r);
   EXPECT_EQ(r.config->queryflux.postgres_wire.startup_timeout, 5s);
   EXPECT_EQ(r.config->queryflux.mysql_wire.startup_timeout, 60s); // PostgreSQL's default
+  EXPECT_EQ(r.config->queryflux.postgres_wire.idle_transaction_timeout, 2min);
+  EXPECT_EQ(r.config->queryflux.mysql_wire.idle_transaction_timeout, 0s); // off, as pgbouncer's
   auto bad = load_from_string(R"(
 queryflux:
-  frontends: { mysqlWire: { port: 3306, startupTimeout: 0s }, trinoHttp: { startupTimeout: 5s } }
+  frontends:
+    mysqlWire: { port: 3306, startupTimeout: 0s, idleTransactionTimeout: soon }
+    trinoHttp: { startupTimeout: 5s }
 clusters: { a: { engine: sqlite } }
 clusterGroups: { g: { members: [a] } }
 )");
+  EXPECT_TRUE(has_problem(bad, "queryflux.frontends.mysqlWire.idleTransactionTimeout: expected a "
+                               "duration such as 500ms, 30s, 1m or 1h"))
+    << all_problems(bad);
   EXPECT_TRUE(has_problem(bad, "queryflux.frontends.mysqlWire.startupTimeout: must be longer than 0"))
     << all_problems(bad);
   EXPECT_TRUE(has_problem(bad, "queryflux.frontends.trinoHttp.startupTimeout: unknown key"))
