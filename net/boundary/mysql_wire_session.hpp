@@ -1,6 +1,6 @@
-// One MySQL wire connection, driven on the wire thread: the mysqlwire state
-// machine, and two ways to run a statement, as for PostgreSQL
-// (pg_wire_session).
+// One MySQL wire connection, driven on its wire thread: the mysqlwire
+// state machine, and two ways to run a statement, as for PostgreSQL
+// (pg_wire_session; wire_session_base has what the two share).
 //
 // The fast lane takes a statement bound for a group of MySQL clusters with
 // nobody queued: admitted by a compare-and-swap on a slot (group_gate),

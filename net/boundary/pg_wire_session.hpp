@@ -1,16 +1,18 @@
-// One PostgreSQL wire connection, driven on the wire thread: the
-// pgwire state machine, and two ways to run a statement.
+// One PostgreSQL wire connection, driven on its wire thread: the pgwire
+// state machine, and two ways to run a statement (wire_session_base has
+// what it shares with the MySQL session).
 //
-// The fast lane takes an autocommit statement without a row limit bound
-// for a group of PostgreSQL clusters with nobody queued: it is admitted by
-// a compare-and-swap on a slot (group_gate), sent on a pooled non-blocking
-// libpq connection, and its rows come back on this same thread. No thread
-// hand-off: that is what a pooler like pgbouncer does, and what the speed
-// goal needs (docs/performance.md).
+// The fast lane takes a statement without a row limit (or any statement of
+// a transaction block opened there) bound for a group of PostgreSQL
+// clusters with nobody queued: it is admitted by a compare-and-swap on a
+// slot (group_gate), sent on a pooled non-blocking libpq connection, and
+// its answer comes back on this same thread. No thread hand-off: that is
+// what a pooler like pgbouncer does, and what the speed goal needs
+// (docs/performance.md).
 //
-// Everything else takes the actor path (statement_run): transactions,
-// which pin a backend connection; Execute row limits, which suspend a run;
-// queueing for capacity; and the other engines.
+// Everything else takes the actor path (statement_run): Execute row limits
+// outside a block, which suspend a run; queueing for capacity (a block
+// whose BEGIN queued stays there); and the other engines.
 #pragma once
 
 #include "net/boundary/session_timers.hpp"
