@@ -15,7 +15,6 @@
 #include <cstring>
 #include <thread>
 #include <utility>
-#include <utility>
 
 namespace qf::engines {
 
