@@ -28,6 +28,22 @@ std::optional<std::string> read_cstring(std::string_view in, size_t& pos) {
   return s;
 }
 
+/// An auth token: one length byte first with CLIENT_SECURE_CONNECTION,
+/// else up to a NUL.
+std::optional<std::string> read_auth_token(std::string_view in, size_t& pos,
+                                           uint32_t capabilities) {
+  if (!(capabilities & client_secure_connection))
+    return read_cstring(in, pos);
+  if (pos >= in.size())
+    return std::nullopt;
+  auto n = static_cast<unsigned char>(in[pos++]);
+  if (n > in.size() - pos)
+    return std::nullopt;
+  std::string token{in.substr(pos, n)};
+  pos += n;
+  return token;
+}
+
 } // namespace
 
 decode_result next_packet(std::string_view input, size_t max_message,
@@ -146,16 +162,8 @@ std::optional<handshake_response> parse_handshake_response(
       return std::nullopt;
     r.auth_response.assign(in.substr(pos, *n));
     pos += *n;
-  } else if (r.capabilities & client_secure_connection) {
-    if (pos >= in.size())
-      return std::nullopt;
-    auto n = static_cast<unsigned char>(in[pos++]);
-    if (n > in.size() - pos)
-      return std::nullopt;
-    r.auth_response.assign(in.substr(pos, n));
-    pos += n;
   } else {
-    auto token = read_cstring(in, pos);
+    auto token = read_auth_token(in, pos, r.capabilities);
     if (!token)
       return std::nullopt;
     r.auth_response = std::move(*token);
@@ -196,20 +204,10 @@ std::optional<command> parse_change_user(std::string_view in, uint32_t capabilit
   if (!user)
     return std::nullopt;
   c.user = std::move(*user);
-  if (capabilities & client_secure_connection) {
-    if (pos >= in.size())
-      return std::nullopt;
-    auto n = static_cast<unsigned char>(in[pos++]);
-    if (n > in.size() - pos)
-      return std::nullopt;
-    c.auth_response.assign(in.substr(pos, n));
-    pos += n;
-  } else {
-    auto token = read_cstring(in, pos);
-    if (!token)
-      return std::nullopt;
-    c.auth_response = std::move(*token);
-  }
+  auto token = read_auth_token(in, pos, capabilities);
+  if (!token)
+    return std::nullopt;
+  c.auth_response = std::move(*token);
   auto database = read_cstring(in, pos);
   if (!database)
     return std::nullopt;

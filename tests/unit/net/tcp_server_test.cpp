@@ -55,6 +55,14 @@ struct recorder : qf::wire::handler {
   }
 };
 
+qf::wire::listener_options on_loopback(uint16_t port) {
+  qf::wire::listener_options opts;
+  opts.name = "test";
+  opts.address = "127.0.0.1";
+  opts.port = port;
+  return opts;
+}
+
 int connect_to(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -74,10 +82,7 @@ TEST(wire_service, the_last_bytes_and_the_hang_up_announced_at_once_are_both_rea
   // the connection stayed open for good, holding a slot of maxConnections.
   auto rec = std::make_shared<recorder>();
   qf::wire::service service;
-  qf::wire::listener_options opts;
-  opts.name = "test";
-  opts.address = "127.0.0.1";
-  opts.port = test_port;
+  auto opts = on_loopback(test_port);
   service.listen(opts, [rec](std::shared_ptr<qf::wire::connection> conn) {
     rec->conn = std::move(conn);
     return rec;
@@ -115,10 +120,7 @@ TEST(wire_service, connections_are_dealt_to_the_loops_in_turn_and_started_on_the
   std::promise<void> all_made;
   constexpr int connections = 6;
   qf::wire::service service{3};
-  qf::wire::listener_options opts;
-  opts.name = "test";
-  opts.address = "127.0.0.1";
-  opts.port = test_port + 1;
+  auto opts = on_loopback(test_port + 1);
   service.listen(opts, [&](std::shared_ptr<qf::wire::connection> conn) {
     std::lock_guard guard{mtx};
     ++per_loop[&conn->loop()];
@@ -157,10 +159,7 @@ TEST(wire_service, a_session_that_cannot_start_costs_its_connection_only) {
   std::atomic<int> made{0};
   std::promise<void> second;
   qf::wire::service service{2};
-  qf::wire::listener_options opts;
-  opts.name = "test";
-  opts.address = "127.0.0.1";
-  opts.port = test_port + 2;
+  auto opts = on_loopback(test_port + 2);
   service.listen(opts, [&](std::shared_ptr<qf::wire::connection>) -> std::shared_ptr<qf::wire::handler> {
     if (made.fetch_add(1) == 0)
       throw std::runtime_error("no session for you");
@@ -195,10 +194,7 @@ TEST(wire_service, a_session_that_throws_loses_its_connection_and_the_loop_serve
   std::vector<std::shared_ptr<throwing>> sessions;
   std::mutex mtx;
   qf::wire::service service{1};
-  qf::wire::listener_options opts;
-  opts.name = "test";
-  opts.address = "127.0.0.1";
-  opts.port = test_port + 3;
+  auto opts = on_loopback(test_port + 3);
   service.listen(opts, [&](std::shared_ptr<qf::wire::connection> conn) {
     auto h = std::make_shared<throwing>();
     h->conn = std::move(conn);
