@@ -91,6 +91,14 @@ struct session_context {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+/// What a server says beside a result: PostgreSQL's NOTICE, WARNING,
+/// INFO (RAISE NOTICE, "table does not exist, skipping").
+struct notice {
+  std::string severity;
+  std::string sqlstate;
+  std::string message;
+};
+
 class connection {
 public:
   virtual ~connection() = default;
@@ -107,6 +115,11 @@ public:
 
   /// Stops the running statement. Safe to call from any thread.
   virtual void interrupt() = 0;
+
+  /// The notices the server sent since the last call, oldest first.
+  virtual std::vector<notice> take_notices() {
+    return {};
+  }
 
   /// Who runs the next statements; engines without sessions ignore it.
   virtual void set_session(const session_context&) {

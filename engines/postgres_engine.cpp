@@ -136,6 +136,10 @@ public:
     return std::make_unique<pg_cursor>(conn_, first);
   }
 
+  std::vector<notice> take_notices() override {
+    return std::exchange(notices_, {});
+  }
+
   void interrupt() override {
     std::lock_guard guard{cancel_mtx_};
     if (cancel_) {
@@ -166,15 +170,32 @@ private:
       throw engine_error(error_kind::internal,
                          "cannot connect to PostgreSQL: " + why);
     }
-    keep_notices_from_stderr(conn_);
+    PQsetNoticeReceiver(conn_, &pg_connection::receive_notice, this);
     std::lock_guard guard{cancel_mtx_};
     if (cancel_)
       PQfreeCancel(cancel_);
     cancel_ = PQgetCancel(conn_);
   }
 
+  /// libpq's notice receiver: kept for the statement's client (never
+  /// printed on our stderr, libpq's default), up to a bound, so that a
+  /// loop raising notices cannot fill our memory.
+  static void receive_notice(void* arg, const PGresult* res) {
+    auto& notices = static_cast<pg_connection*>(arg)->notices_;
+    if (notices.size() >= max_notices_kept)
+      return;
+    auto field = [res](int code) {
+      const char* v = PQresultErrorField(res, code);
+      return std::string{v ? v : ""};
+    };
+    notices.push_back({field(PG_DIAG_SEVERITY), field(PG_DIAG_SQLSTATE),
+                       field(PG_DIAG_MESSAGE_PRIMARY)});
+  }
+  static constexpr size_t max_notices_kept = 1000;
+
   std::string conninfo_;
   PGconn* conn_ = nullptr;
+  std::vector<notice> notices_; // since take_notices()
   std::mutex cancel_mtx_;
   PGcancel* cancel_ = nullptr;
 };

@@ -100,6 +100,7 @@ struct result_batch {
   row_batch rows;
   bool more = false;
   int64_t affected = -1; // with the last batch: rows a command changed
+  std::vector<engines::notice> notices; // the server's, up to these rows
 };
 
 /// A started statement: its columns and, to save a round trip, its first
@@ -138,6 +139,7 @@ struct statement_page {
   std::string error_name;     // e.g. QUERY_QUEUE_FULL
   std::string error_sqlstate; // the backend's, when it gave one
   int32_t error_vendor_code = 0; // the backend's error number, when it gave one
+  std::vector<engines::notice> notices; // the server's, before these rows
   /// With the last page of a statement inside a transaction: the
   /// connection and slot, handed back to the session.
   std::optional<pinned_connection> pinned;

@@ -33,6 +33,7 @@ result_batch next_batch(connection_state& st, uint32_t max_rows) {
     out.affected = st.cursor->affected_rows();
     st.cursor.reset();
   }
+  out.notices = st.conn->take_notices();
   return out;
 }
 

@@ -148,8 +148,15 @@ void finish(self_ptr self) {
 }
 
 /// Takes a batch from the connection; the query ends after the last one.
+/// A statement's notices kept for its client at most: a loop raising them
+/// must not fill our memory while the client reads slowly.
+constexpr size_t max_notices_held = 1000;
+
 void accept_batch(self_ptr self, result_batch& b) {
   auto& st = self->state;
+  for (auto& notice : b.notices)
+    if (st.notices.size() < max_notices_held)
+      st.notices.push_back(std::move(notice));
   auto n = b.rows.rows();
   st.rows += static_cast<int64_t>(n);
   if (n > 0) {
@@ -412,6 +419,7 @@ void deliver_fetch(self_ptr self) {
     page.error_vendor_code = st.vendor_code;
   }
   page.affected = st.affected;
+  page.notices = std::exchange(st.notices, {});
   if (page.done)
     page.pinned = std::move(st.handover);
   bool done = page.done;

@@ -380,6 +380,8 @@ private:
     }
     if (closing_run_) // a suspended run read to its end for its connection
       return end_closing_run(page);
+    for (const auto& n : page.notices)
+      session_.notice({n.severity, n.sqlstate, n.message, ""});
     if (page.failed) {
       take_pin(page);
       statement_ = nullptr;

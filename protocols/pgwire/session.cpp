@@ -633,6 +633,10 @@ void server_session::accept() {
   process();
 }
 
+void server_session::notice(const error_fields& e) {
+  notice_response(out_, e);
+}
+
 void server_session::reject(const error_fields& e) {
   auto fatal = e;
   fatal.severity = "FATAL";

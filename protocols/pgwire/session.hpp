@@ -99,6 +99,9 @@ public:
     return tls_;
   }
   void reject(const error_fields& e);
+  /// A NoticeResponse (the server's RAISE NOTICE, say), which a client
+  /// takes at any point of a run.
+  void notice(const error_fields& e);
   /// Returns false when the statement was refused (its result cannot be
   /// encoded): the driver then cancels it and reports nothing more.
   bool columns(const std::vector<column>& cols);

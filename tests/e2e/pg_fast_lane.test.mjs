@@ -617,6 +617,24 @@ test('a client silent inside a block past idleTransactionTimeout is let go, its 
   assert.deepEqual((await other.query('SELECT 2 AS two')).rows, [{ two: 2 }]);
 });
 
+test("a statement that queued (the actor path) still hands its client the server's notices", T, async (t) => {
+  const gw = await laneGateway(t, 24152, { maxRunningQueries: 1 });
+  const holder = await connected(gw);
+  gw.defer(() => holder.end());
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const notices = [];
+  c.on('notice', (n) => notices.push(`${n.severity} ${n.code} ${n.message}`));
+  const holding = holder.query('SELECT pg_sleep(0.5)');
+  await waitFor(async () => (await gw.running(CLUSTER)) === 1, { what: 'the one slot taken' });
+  await c.query("DO $$ BEGIN RAISE NOTICE 'queued_notice %', 1; RAISE WARNING 'queued_warning'; END $$");
+  await holding;
+  assert.deepEqual(notices, ['NOTICE 00000 queued_notice 1', 'WARNING 01000 queued_warning']);
+  const rec = (await gw.historyWhen({ search: 'queued_notice' })).queries[0];
+  assert.ok(rec.queueDurationMs > 0, `it did not queue: ${JSON.stringify(rec)}`);
+  assert.doesNotMatch(gw.logs(), /queued_notice/);
+});
+
 test('a client killed mid-statement has the statement cancelled and its slot freed within a second or so', T, async (t) => {
   // No CancelRequest and no Terminate: the kernel closes the socket.
   const gw = await laneGateway(t, 24146, { maxRunningQueries: 1 });
