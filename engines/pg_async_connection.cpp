@@ -129,7 +129,27 @@ void pg_async_connection::open(const std::string& conninfo, io::event_loop& on,
 
 pg_async_connection::pg_async_connection(PGconn* conn, io::event_loop& on)
   : conn_(conn), loop_(on.shared_from_this()) {
-  // nop
+  PQsetNoticeReceiver(conn_, &pg_async_connection::receive_notice, this);
+}
+
+void pg_async_connection::receive_notice(void* arg, const PGresult* res) {
+  auto& self = *static_cast<pg_async_connection*>(arg);
+  if (!self.running_ || self.relaying_ || self.notices_.size() >= 1000)
+    return; // nobody to hand it to; or a loop raising them, bounded
+  auto field = [res](int code) {
+    const char* v = PQresultErrorField(res, code);
+    return std::string{v ? v : ""};
+  };
+  self.notices_.push_back(
+    {field(PG_DIAG_SEVERITY), field(PG_DIAG_SQLSTATE), field(PG_DIAG_MESSAGE_PRIMARY)});
+}
+
+void pg_async_connection::pass_notices() {
+  if (notices_.empty() || !to_)
+    return;
+  auto to = to_;
+  for (const auto& n : std::exchange(notices_, {}))
+    to->on_notice(n);
 }
 
 pg_async_connection::~pg_async_connection() {
@@ -311,9 +331,12 @@ bool pg_async_connection::drain_results() {
     }
     PQclear(res);
   }
+  pass_notices();
   // The listener may end this run and start the next one on this same
   // connection: nothing of this run is touched after it was told.
   auto to = to_;
+  if (!to)
+    return false;
   if (have_columns_ && !columns_sent_ && !error_) {
     columns_sent_ = true;
     to->on_columns(columns_);

@@ -19,6 +19,7 @@
 #include <string_view>
 
 struct pg_conn;
+struct pg_result;
 
 namespace qf::engines {
 
@@ -26,6 +27,9 @@ namespace qf::engines {
 class pg_async_listener {
 public:
   virtual ~pg_async_listener() = default;
+  /// The server's notice, as libpq read it (a run, not a relay: a relay's
+  /// notices are among its bytes), before the rows it preceded.
+  virtual void on_notice(const notice& n) = 0;
   /// Once per run, before its rows (also when there are none).
   virtual void on_columns(std::vector<column> cols) = 0;
   /// Some rows; return false to pause reading until resume().
@@ -139,6 +143,9 @@ private:
 
   void flush();
   void read();
+  /// Hands the listener the notices libpq heard so far.
+  void pass_notices();
+  static void receive_notice(void* arg, const pg_result* res);
   /// Returns false once the run has ended (or was abandoned).
   bool drain_results();
   void end_run();
@@ -188,6 +195,7 @@ private:
   // The SQL of a statement the running relay prepares, until the server
   // says it did.
   std::string parsing_;
+  std::vector<notice> notices_; // heard by libpq, not passed on yet
 };
 
 } // namespace qf::engines

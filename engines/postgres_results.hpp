@@ -30,9 +30,9 @@ void append_row(row_batch& out, const std::vector<column>& cols, PGresult* res,
 
 /// Keeps the server's notices (RAISE NOTICE, "relation exists, skipping")
 /// out of the gateway's stderr, where libpq prints them by default: they
-/// are the client's, and a client could write any line into our log. The
-/// fast lane's relay hands them to PostgreSQL wire clients as the server
-/// wrote them; what libpq reads itself is dropped.
+/// are the client's, and a client could write any line into our log. For
+/// a connection being opened; an open one installs a receiver of its own
+/// that hands them to the statement's client.
 void keep_notices_from_stderr(PGconn* conn);
 
 /// PQconnect*Params keywords: the cluster's conninfo (a URL or key=value

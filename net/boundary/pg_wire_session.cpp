@@ -102,6 +102,10 @@ public:
 
   // -- the fast lane's backend ------------------------------------------------
 
+  void on_notice(const engines::notice& n) override {
+    session_.notice({n.severity, n.sqlstate, n.message, ""});
+  }
+
   void on_columns(std::vector<column> cols) override {
     columns_sent_ = true;
     if (!session_.columns(cols)) { // refused; the session answered

@@ -10,8 +10,9 @@ import { execFileSync } from 'node:child_process';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import {
-  startGateway, config, parseMetrics, metricValue, waitFor, sleep,
+  startGateway, config, parseMetrics, metricValue, waitFor, sleep, selfSignedCert,
 } from './support/gateway.mjs';
+import { ownPostgres } from './support/own_postgres.mjs';
 
 const PG_URL = process.env.QF_PG_URL || 'postgres://postgres@127.0.0.1:15432/postgres';
 const PG_PORT = Number(new URL(PG_URL).port || 5432);
@@ -633,6 +634,30 @@ test("a statement that queued (the actor path) still hands its client the server
   const rec = (await gw.historyWhen({ search: 'queued_notice' })).queries[0];
   assert.ok(rec.queueDurationMs > 0, `it did not queue: ${JSON.stringify(rec)}`);
   assert.doesNotMatch(gw.logs(), /queued_notice/);
+});
+
+test('over TLS to the server the fast lane runs statements through libpq, and its notices still reach the client', T, async (t) => {
+  // Our relay passes bytes beside libpq, which only works in the clear: a
+  // cluster that asks for TLS (as managed PostgreSQL does) takes the run path.
+  const server = ownPostgres(t, 24154, { tls: selfSignedCert(t) });
+  const gw = await laneGateway(t, 24156, { endpoint: server.url });
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const notices = [];
+  c.on('notice', (n) => notices.push(`${n.severity} ${n.message}`));
+  const r = await c.query("SELECT g, 'x' || g AS s FROM generate_series(1, 3) g");
+  assert.deepEqual(r.rows.map((row) => row.s), ['x1', 'x2', 'x3']);
+  assert.deepEqual((await c.query('SELECT $1::int + 1 AS n', [41])).rows, [{ n: 42 }]);
+  await c.query("DO $$ BEGIN RAISE NOTICE 'over_tls %', 1; RAISE WARNING 'over_tls_warning'; END $$");
+  assert.deepEqual(notices, ['NOTICE over_tls 1', 'WARNING over_tls_warning']);
+  const d = new pg.Client({ host: '127.0.0.1', port: 24154, user: 'postgres', database: 'postgres',
+    ssl: { rejectUnauthorized: false } });
+  d.on('error', () => {}); // the server stops at the end of the test
+  await d.connect();
+  const { rows } = await d.query(`SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
+    WHERE a.application_name = 'queryflux'`);
+  await d.end();
+  assert.ok(rows.length >= 1 && rows.every((x) => x.ssl), `the gateway's connections: ${JSON.stringify(rows)}`);
 });
 
 test('a client killed mid-statement has the statement cancelled and its slot freed within a second or so', T, async (t) => {

@@ -30,6 +30,7 @@ std::string server_url() {
 /// Collects a run; pauses once after the first rows, resumed from the loop.
 struct collector : pg_async_listener, std::enable_shared_from_this<collector> {
   std::shared_ptr<pg_async_connection> conn;
+  std::vector<std::string> notices; // "SEVERITY SQLSTATE message"
   std::vector<column> columns;
   std::vector<std::string> first_cells;
   int64_t rows = 0;
@@ -38,6 +39,9 @@ struct collector : pg_async_listener, std::enable_shared_from_this<collector> {
   bool paused_once = false;
   std::promise<void> done;
 
+  void on_notice(const notice& n) override {
+    notices.push_back(n.severity + " " + n.sqlstate + " " + n.message);
+  }
   void on_columns(std::vector<column> cols) override {
     columns = std::move(cols);
   }
@@ -78,6 +82,9 @@ struct relay_collector : pg_async_listener {
   std::string error_code;
   std::promise<void> done;
 
+  void on_notice(const notice&) override {
+    ADD_FAILURE() << "a relay's notices are among its bytes";
+  }
   void on_columns(std::vector<column>) override {
     ADD_FAILURE() << "a relay reports bytes";
   }
@@ -459,4 +466,17 @@ TEST_F(pg_async_connection_test, a_loop_without_idle_connections_gets_another_lo
   c.reset();
   other->post([m = std::move(moved)] {});
   other->stop();
+}
+
+TEST_F(pg_async_connection_test, a_run_hands_over_the_servers_notices_before_its_rows) {
+  // A run, not a relay, is what a TLS connection to the server takes: the
+  // notices are libpq's to read, and they must reach the client.
+  conn_ = open();
+  ASSERT_TRUE(conn_);
+  auto c = run("DO $$ BEGIN RAISE NOTICE 'from the run %', 7; RAISE WARNING 'careful'; END $$", {});
+  EXPECT_TRUE(c->error_code.empty()) << c->error_code;
+  EXPECT_EQ(c->notices, (std::vector<std::string>{"NOTICE 00000 from the run 7",
+                                                  "WARNING 01000 careful"}));
+  auto quiet = run("SELECT 1", {});
+  EXPECT_TRUE(quiet->notices.empty()) << "a notice was handed over twice";
 }
