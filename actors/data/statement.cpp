@@ -387,6 +387,10 @@ void serve(self_ptr self) {
   page.stats.elapsed_ms = ms_between(st.created, now);
   page.stats.processed_rows = st.rows;
   page.error = st.error;
+  for (auto& n : std::exchange(st.notices, {}))
+    if (st.warnings.size() < max_notices_held)
+      st.warnings.push_back({std::move(n.severity), std::move(n.message)});
+  page.warnings = &st.warnings;
   st.served_token = poll.token;
   st.served_page = trino::encode(page);
   st.live->waiting_since_ms = 0;

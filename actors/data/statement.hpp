@@ -51,9 +51,10 @@ struct statement_state {
   std::vector<column> columns;
   bool have_columns = false;
   std::deque<row_batch> buffer;
-  /// The server's notices not handed to a wire session yet (a Trino
-  /// client gets none: QueryResults' warnings are the engine's).
+  /// The server's notices not handed to a wire session yet.
   std::vector<engines::notice> notices;
+  /// Every notice so far, as a Trino client's warnings.
+  std::vector<trino::warning> warnings;
   size_t front_offset = 0; // rows of buffer.front() already served
   size_t buffered_rows = 0;
   int64_t rows = 0;

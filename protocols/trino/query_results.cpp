@@ -236,7 +236,21 @@ std::string encode(const results_page& page) {
     out += ",\"error\":";
     append_error(out, *page.error);
   }
-  out += ",\"warnings\":[]}";
+  out += ",\"warnings\":[";
+  if (page.warnings) {
+    bool first = true;
+    for (const auto& w : *page.warnings) {
+      if (!first)
+        out += ',';
+      first = false;
+      out += "{\"warningCode\":{\"code\":0,\"name\":";
+      json_text::append_string(out, w.name);
+      out += "},\"message\":";
+      json_text::append_string(out, w.message);
+      out += '}';
+    }
+  }
+  out += "]}";
   return out;
 }
 

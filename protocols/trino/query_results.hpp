@@ -57,6 +57,13 @@ struct query_stats {
 };
 
 /// One response to POST /v1/statement or a nextUri GET.
+/// A warning beside a query's results: the backend's notices (PostgreSQL's
+/// RAISE NOTICE), named by severity.
+struct warning {
+  std::string name; // NOTICE, WARNING...
+  std::string message;
+};
+
 struct results_page {
   std::string id;
   std::string info_uri;
@@ -67,6 +74,7 @@ struct results_page {
   size_t row_count = 0;
   query_stats stats;
   std::optional<query_error> error;
+  const std::vector<warning>* warnings = nullptr; // all so far, as Trino sends them
 };
 
 std::string encode(const results_page& page);

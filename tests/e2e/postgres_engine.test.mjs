@@ -143,11 +143,13 @@ test('maxRunningQueries 4: PostgreSQL never sees more than 4 of 12 concurrent qu
 });
 
 test("the server's notices reach its client, never the gateway's log", async () => {
-  // Through Trino HTTP (the actor path's libpq) and the PostgreSQL wire
-  // (relayed): a client must not be able to write lines into our stderr.
+  // Through Trino HTTP (the actor path's libpq: Trino warnings) and the
+  // PostgreSQL wire (relayed): a client must not be able to write lines
+  // into our stderr.
   const sql = "DO $$ BEGIN RAISE NOTICE 'qf_notice_%', 'marker'; END $$";
   const r = await runClient(gw.trino('notice-user'), sql);
   assert.equal(r.error, undefined, JSON.stringify(r.error));
+  assert.deepEqual(r.warnings.map((w) => `${w.warningCode.name} ${w.message}`), ['NOTICE qf_notice_marker']);
   const c = client();
   await c.connect();
   const notices = [];

@@ -285,7 +285,7 @@ export async function runRaw(trinoUrl, sql, opts = {}) {
 
 /// Runs sql through a trino-client; returns { id, columns, data, error, pages, finalState }.
 export async function runClient(client, sql) {
-  const out = { id: undefined, columns: undefined, data: [], error: undefined, pages: 0, finalState: undefined };
+  const out = { id: undefined, columns: undefined, data: [], error: undefined, pages: 0, finalState: undefined, warnings: [] };
   try {
     const iter = await client.query(sql);
     for await (const r of iter) {
@@ -294,6 +294,7 @@ export async function runClient(client, sql) {
       if (r.columns) out.columns = r.columns;
       if (r.data) for (const row of r.data) out.data.push(row);
       if (r.error) out.error = r.error;
+      if (r.warnings?.length) out.warnings = r.warnings; // all so far, on each page
       out.finalState = r.stats?.state;
     }
   } catch (e) {

@@ -113,6 +113,21 @@ TEST(trino_codec, errors_carry_trino_codes) {
   EXPECT_TRUE(j["error"]["failureInfo"].is_object());
 }
 
+TEST(trino_codec, the_backends_notices_are_warnings) {
+  trino::results_page page;
+  page.id = "q";
+  EXPECT_EQ(encode_json(page)["warnings"], nlohmann::json::array());
+  std::vector<trino::warning> warnings{{"NOTICE", "table \"t\" does not exist, skipping"},
+                                       {"WARNING", "careful"}};
+  page.warnings = &warnings;
+  auto j = encode_json(page);
+  ASSERT_EQ(j["warnings"].size(), 2u);
+  EXPECT_EQ(j["warnings"][0]["warningCode"]["name"], "NOTICE");
+  EXPECT_EQ(j["warnings"][0]["warningCode"]["code"], 0);
+  EXPECT_EQ(j["warnings"][0]["message"], "table \"t\" does not exist, skipping");
+  EXPECT_EQ(j["warnings"][1]["message"], "careful");
+}
+
 TEST(trino_client_session, reads_user_catalog_schema_source_and_tags) {
   auto s = trino::parse_client_session({
     {"X-Trino-User", "alice"},
