@@ -109,6 +109,7 @@ public:
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
     ensure_connected();
+    notices_.clear(); // a failed statement's: not for the next, maybe another client's
     std::vector<const char*> values;
     values.reserve(params.size());
     for (const auto& p : params)

@@ -161,6 +161,25 @@ test("the server's notices reach its client, never the gateway's log", async () 
   assert.doesNotMatch(gw.logs(), /qf_notice_marker/);
 });
 
+test("a failed statement's notices go with it, not to the next statement on its connection", async (t) => {
+  // One pooled connection: the next statement, maybe another client's,
+  // runs where the failed one raised its notices.
+  const cfg = config({
+    trinoPort: 23210,
+    adminPort: 23211,
+    clusters: { one: { engine: 'postgres', endpoint: PG_URL, maxRunningQueries: 1, poolSize: 1 } },
+    clusterGroups: { solo: { members: ['one'], maxRunningQueries: 1 } },
+  });
+  const solo = await startGateway(cfg);
+  t.after(() => solo.kill());
+  const failed = await runClient(solo.trino('first'),
+    "DO $$ BEGIN RAISE NOTICE 'before_failing'; RAISE EXCEPTION 'failing'; END $$");
+  assert.match(failed.error?.message ?? '', /failing/);
+  const next = await runClient(solo.trino('second'), 'SELECT 1 AS one');
+  assert.deepEqual(next.data, [[1]]);
+  assert.deepEqual(next.warnings, [], 'the failed statement\'s notice reached the next one');
+});
+
 test('a CancelRequest from psql stops pg_sleep on the backend and frees the slot', async () => {
   const child = spawn('psql', ['-X', '-h', '127.0.0.1', '-p', String(ports.pg), '-U', 'postgres', '-d', 'postgres',
     '-c', 'SELECT pg_sleep(30)'], { stdio: ['ignore', 'pipe', 'pipe'] });
