@@ -228,6 +228,7 @@ void pg_async_connection::run(const std::string& sql, const parameters& params,
                               std::shared_ptr<pg_async_listener> to) {
   to_ = std::move(to);
   columns_.clear();
+  notices_.clear(); // an ended run's, never passed on: not this one's
   have_columns_ = columns_sent_ = paused_ = false;
   affected_ = -1;
   error_.reset();
