@@ -136,12 +136,7 @@ void pg_async_connection::receive_notice(void* arg, const PGresult* res) {
   auto& self = *static_cast<pg_async_connection*>(arg);
   if (!self.running_ || self.relaying_ || self.notices_.size() >= 1000)
     return; // nobody to hand it to; or a loop raising them, bounded
-  auto field = [res](int code) {
-    const char* v = PQresultErrorField(res, code);
-    return std::string{v ? v : ""};
-  };
-  self.notices_.push_back(
-    {field(PG_DIAG_SEVERITY), field(PG_DIAG_SQLSTATE), field(PG_DIAG_MESSAGE_PRIMARY)});
+  self.notices_.push_back(notice_of(res));
 }
 
 void pg_async_connection::pass_notices() {

@@ -183,14 +183,8 @@ private:
   /// loop raising notices cannot fill our memory.
   static void receive_notice(void* arg, const PGresult* res) {
     auto& notices = static_cast<pg_connection*>(arg)->notices_;
-    if (notices.size() >= max_notices_kept)
-      return;
-    auto field = [res](int code) {
-      const char* v = PQresultErrorField(res, code);
-      return std::string{v ? v : ""};
-    };
-    notices.push_back({field(PG_DIAG_SEVERITY), field(PG_DIAG_SQLSTATE),
-                       field(PG_DIAG_MESSAGE_PRIMARY)});
+    if (notices.size() < max_notices_kept)
+      notices.push_back(notice_of(res));
   }
   static constexpr size_t max_notices_kept = 1000;
 

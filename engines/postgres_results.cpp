@@ -135,6 +135,14 @@ void append_row(row_batch& out, const std::vector<column>& cols, PGresult* res,
   }
 }
 
+notice notice_of(const PGresult* res) {
+  auto field = [res](int code) {
+    const char* v = PQresultErrorField(res, code);
+    return std::string{v ? v : ""};
+  };
+  return {field(PG_DIAG_SEVERITY), field(PG_DIAG_SQLSTATE), field(PG_DIAG_MESSAGE_PRIMARY)};
+}
+
 void keep_notices_from_stderr(PGconn* conn) {
   PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
 }

@@ -35,6 +35,9 @@ void append_row(row_batch& out, const std::vector<column>& cols, PGresult* res,
 /// that hands them to the statement's client.
 void keep_notices_from_stderr(PGconn* conn);
 
+/// What a notice receiver is given, as our notice.
+notice notice_of(const PGresult* res);
+
 /// PQconnect*Params keywords: the cluster's conninfo (a URL or key=value
 /// string), sessions in UTC (timestamptz arrives canonical), our
 /// application_name, and a connect timeout.
