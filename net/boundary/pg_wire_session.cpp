@@ -212,8 +212,8 @@ private:
       return;
     }
     if (!busy()) {
-      conn_->read_more();
       watch_idle_block();
+      conn_->read_more(); // last: what it reads may end this session
     }
   }
 

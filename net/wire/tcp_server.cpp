@@ -202,7 +202,7 @@ public:
     if (handshaking_)
       return step_handshake();
     if (hung_up_ && !reading_ && handler_ && !std::exchange(hang_up_told_, true))
-      tell_handler([&] { handler_->on_hang_up(); });
+      tell_handler([](handler& h) { h.on_hang_up(); });
     if (writable_ && !queue_.empty())
       flush();
     if (readable_ && reading_)
@@ -257,21 +257,24 @@ private:
       if (n <= 0)
         break;
       reading_ = false; // until read_more()
-      if (handler_)
-        tell_handler([&] { handler_->on_data({buffer_.data(), static_cast<size_t>(n)}); });
+      tell_handler([&](handler& h) { h.on_data({buffer_.data(), static_cast<size_t>(n)}); });
     }
     in_read_ = false;
     if (can_read())
       loop().post([self = shared_from_this()] { self->read(); });
   }
 
-  /// Calls the handler; if it throws, its session is in a state nobody
-  /// planned, so the connection closes (the session hears on_closed) and
-  /// the loop's other connections go on.
+  /// Calls the handler, if any, keeping it alive through the call: what it
+  /// does may close this connection, which lets go of it. If it throws,
+  /// its session is in a state nobody planned, so the connection closes
+  /// (the session hears on_closed) and the loop's other connections go on.
   template <class Call>
   void tell_handler(Call&& call) {
+    auto h = handler_;
+    if (!h)
+      return;
     try {
-      call();
+      call(*h);
     } catch (const std::exception& e) {
       spdlog::error("{}: a session failed, its connection closes: {}", owner_->opts.name,
                     e.what());
@@ -411,7 +414,7 @@ private:
       readable_ = true; // the client's first bytes may have come with it
       flush();
       if (handler_)
-        tell_handler([&] { handler_->on_tls_ready(); });
+        tell_handler([](handler& h) { h.on_tls_ready(); });
       return;
     }
     switch (SSL_get_error(ssl_, r)) {

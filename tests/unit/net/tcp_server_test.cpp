@@ -220,3 +220,42 @@ TEST(wire_service, a_session_that_throws_loses_its_connection_and_the_loop_serve
   for (auto& s : sessions)
     s->conn.reset();
 }
+
+TEST(wire_service, a_session_that_closes_its_connection_lives_to_the_end_of_its_call) {
+  // close() from inside on_data ends the connection at once, which lets go
+  // of the session: it must not be destroyed while it still runs.
+  static std::atomic<bool> destroyed{false};
+  static std::atomic<bool> destroyed_mid_call{false};
+  struct closing : qf::wire::handler {
+    std::shared_ptr<qf::wire::connection> conn;
+    ~closing() override {
+      destroyed = true;
+    }
+    void on_data(std::string_view) override {
+      conn->close();
+      destroyed_mid_call = destroyed.load();
+      conn.reset();
+    }
+    void on_closed() override {}
+    void on_tls_ready() override {}
+  };
+  qf::wire::service service{1};
+  service.listen(on_loopback(test_port + 4), [](std::shared_ptr<qf::wire::connection> conn) {
+    auto h = std::make_shared<closing>();
+    h->conn = std::move(conn);
+    return h;
+  });
+  service.start();
+  int fd = connect_to(test_port + 4);
+  timeval wait{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  ASSERT_EQ(::send(fd, "bye", 3, 0), 3);
+  char byte;
+  EXPECT_EQ(::recv(fd, &byte, 1, 0), 0) << "not closed";
+  for (int i = 0; i < 100 && !destroyed; ++i)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(destroyed);
+  EXPECT_FALSE(destroyed_mid_call) << "the session was destroyed inside its own on_data";
+  ::close(fd);
+  service.stop();
+}
