@@ -7,6 +7,7 @@
 #include "protocols/config/model.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -98,6 +99,10 @@ struct notice {
   std::string sqlstate;
   std::string message;
 };
+
+/// The notices kept for a statement's client at most: a loop raising them
+/// must not fill our memory (the rest are dropped).
+constexpr size_t max_notices_per_statement = 1000;
 
 class connection {
 public:

@@ -134,7 +134,7 @@ pg_async_connection::pg_async_connection(PGconn* conn, io::event_loop& on)
 
 void pg_async_connection::receive_notice(void* arg, const PGresult* res) {
   auto& self = *static_cast<pg_async_connection*>(arg);
-  if (!self.running_ || self.relaying_ || self.notices_.size() >= 1000)
+  if (!self.running_ || self.relaying_ || self.notices_.size() >= max_notices_per_statement)
     return; // nobody to hand it to; or a loop raising them, bounded
   self.notices_.push_back(notice_of(res));
 }

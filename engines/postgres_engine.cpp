@@ -183,10 +183,9 @@ private:
   /// loop raising notices cannot fill our memory.
   static void receive_notice(void* arg, const PGresult* res) {
     auto& notices = static_cast<pg_connection*>(arg)->notices_;
-    if (notices.size() < max_notices_kept)
+    if (notices.size() < max_notices_per_statement)
       notices.push_back(notice_of(res));
   }
-  static constexpr size_t max_notices_kept = 1000;
 
   std::string conninfo_;
   PGconn* conn_ = nullptr;

@@ -148,14 +148,10 @@ void finish(self_ptr self) {
 }
 
 /// Takes a batch from the connection; the query ends after the last one.
-/// A statement's notices kept for its client at most: a loop raising them
-/// must not fill our memory while the client reads slowly.
-constexpr size_t max_notices_held = 1000;
-
 void accept_batch(self_ptr self, result_batch& b) {
   auto& st = self->state;
   for (auto& notice : b.notices)
-    if (st.notices.size() < max_notices_held)
+    if (st.notices.size() < engines::max_notices_per_statement)
       st.notices.push_back(std::move(notice));
   auto n = b.rows.rows();
   st.rows += static_cast<int64_t>(n);
@@ -388,7 +384,7 @@ void serve(self_ptr self) {
   page.stats.processed_rows = st.rows;
   page.error = st.error;
   for (auto& n : std::exchange(st.notices, {}))
-    if (st.warnings.size() < max_notices_held)
+    if (st.warnings.size() < engines::max_notices_per_statement)
       st.warnings.push_back({std::move(n.severity), std::move(n.message)});
   page.warnings = &st.warnings;
   st.served_token = poll.token;

@@ -413,8 +413,7 @@ private:
       handshaking_ = false;
       readable_ = true; // the client's first bytes may have come with it
       flush();
-      if (handler_)
-        tell_handler([](handler& h) { h.on_tls_ready(); });
+      tell_handler([](handler& h) { h.on_tls_ready(); });
       return;
     }
     switch (SSL_get_error(ssl_, r)) {
