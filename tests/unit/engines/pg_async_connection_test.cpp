@@ -480,3 +480,39 @@ TEST_F(pg_async_connection_test, a_run_hands_over_the_servers_notices_before_its
   auto quiet = run("SELECT 1", {});
   EXPECT_TRUE(quiet->notices.empty()) << "a notice was handed over twice";
 }
+
+TEST_F(pg_async_connection_test, a_moved_connection_the_server_closed_meanwhile_is_replaced) {
+  // The move checks the connection on its new loop: one whose backend was
+  // terminated while idle is dropped there, and a new one opened instead.
+  auto other = io::event_loop::create();
+  other->start();
+  conn_ = open();
+  ASSERT_TRUE(conn_);
+  auto pid = run("SELECT pg_backend_pid()", {})->first_cells.at(0);
+  pg_lane_pool pool(server_url(), 1);
+  pool.give_back(conn_);
+  PGconn* admin = PQconnectdb(server_url().c_str());
+  ASSERT_EQ(PQstatus(admin), CONNECTION_OK);
+  PGresult* res = PQexec(admin, ("SELECT pg_terminate_backend(" + pid + ")").c_str());
+  EXPECT_EQ(PQresultStatus(res), PGRES_TUPLES_OK);
+  PQclear(res);
+  PQfinish(admin);
+  std::this_thread::sleep_for(200ms); // the server's goodbye reaches the socket
+
+  std::promise<std::shared_ptr<pg_async_connection>> fetched;
+  other->post([&] {
+    pool.fetch(*other, [&](std::shared_ptr<pg_async_connection> c, std::string why) {
+      EXPECT_TRUE(c) << why;
+      fetched.set_value(std::move(c));
+    });
+  });
+  auto f = fetched.get_future();
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  auto fresh = f.get();
+  ASSERT_TRUE(fresh);
+  EXPECT_NE(fresh, conn_) << "handed over the closed connection";
+  EXPECT_EQ(&fresh->loop(), other.get());
+  conn_.reset();
+  other->post([f = std::move(fresh)] {});
+  other->stop();
+}
