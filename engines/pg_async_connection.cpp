@@ -4,6 +4,7 @@
 #include "engines/pg_async_connection.hpp"
 
 #include "engines/postgres_results.hpp"
+#include "protocols/pgwire/backend.hpp"
 #include "protocols/pgwire/relay.hpp"
 
 #include <libpq-fe.h>
@@ -316,9 +317,14 @@ bool pg_async_connection::drain_results() {
       case PGRES_COPY_IN:
       case PGRES_COPY_OUT:
       case PGRES_COPY_BOTH:
+        // Only the relay carries COPY. Leaving it cleanly here would take
+        // the server's data or ours: the connection is closed instead.
         PQclear(res);
-        broken_ = true; // the copy state cannot be left cleanly: close
-        lost("COPY is not supported through QueryFlux");
+        broken_ = true;
+        error_ = engine_error(error_kind::user,
+                              "COPY is not supported through QueryFlux to a server reached over TLS",
+                              "0A000");
+        end_run();
         return false;
       default:
         if (!error_)
@@ -367,6 +373,8 @@ void pg_async_connection::resume() {
     return;
   if (!relaying_)
     return read(); // libpq may hold complete results already
+  if (out_sent_ < out_.size())
+    return relay_write(); // a CopyFail that waited for room, then the answer
   waiting_ = waiting::relay_input;
   if (readable_)
     relay_read();
@@ -379,6 +387,7 @@ bool pg_async_connection::relay_capable() const {
 void pg_async_connection::relay(const std::string& sql,
                                 std::shared_ptr<pg_async_listener> to) {
   begin_relay(std::move(to));
+  extended_relay_ = false;
   pgwire::query_message(out_, sql);
   relay_write();
 }
@@ -388,6 +397,7 @@ void pg_async_connection::relay_extended(const std::string& sql, const parameter
                                          bool describe, bool prepared,
                                          std::shared_ptr<pg_async_listener> to) {
   begin_relay(std::move(to));
+  extended_relay_ = true;
   pgwire::statement_ref statement;
   if (prepared) {
     auto use = statements_.prepare(out_, sql);
@@ -404,6 +414,7 @@ void pg_async_connection::begin_relay(std::shared_ptr<pg_async_listener> to) {
   running_ = relaying_ = true;
   paused_ = false;
   data_rows_ = 0;
+  refusing_copy_ = false;
   error_.reset();
   parsing_.clear();
   out_.clear();
@@ -460,7 +471,10 @@ void pg_async_connection::relay_read() {
     // but for the end of the stream, which it announced already.
     readable_ = static_cast<size_t>(n) == room || hung_up_;
     in_len_ += static_cast<size_t>(n);
-    if (!relay_scan())
+    bool go_on = relay_scan();
+    if (relayed_.copy_in)
+      return relay_write(); // the CopyFail; the server's answer follows
+    if (!go_on)
       return;
     waiting_ = waiting::relay_input;
     if (!readable_)
@@ -470,7 +484,9 @@ void pg_async_connection::relay_read() {
 
 bool pg_async_connection::relay_scan() {
   auto& r = relayed_;
-  pgwire::relay_messages({in_.data(), in_len_}, r);
+  pgwire::relay_messages({in_.data(), in_len_}, r, pgwire::default_max_message,
+                         refusing_copy_ ? pgwire::server_errors::dropped
+                                        : pgwire::server_errors::relayed);
   if (r.fault) {
     lost(r.fault);
     return false;
@@ -478,6 +494,8 @@ bool pg_async_connection::relay_scan() {
   data_rows_ += r.data_rows;
   if (r.parse_complete)
     parsing_.clear(); // prepared: a later error leaves it so
+  if (r.copy_in)
+    refuse_copy_in();
   if (r.error_code && !error_)
     error_ = server_error(*r.error_code, r.error_message);
   bool more = r.messages.empty() || to_->on_relayed(r.messages);
@@ -509,6 +527,18 @@ bool pg_async_connection::relay_scan() {
     return false;
   }
   return true;
+}
+
+void pg_async_connection::refuse_copy_in() {
+  // The client is told, and the server ends the copy: CopyFail's error is
+  // dropped in favour of ours, and the connection serves the next statement.
+  static const std::string why = "COPY FROM STDIN is not supported through QueryFlux";
+  refusing_copy_ = true;
+  error_ = engine_error(error_kind::user, why, "0A000");
+  pgwire::error_response(relayed_.messages, {"ERROR", "0A000", why, {}});
+  out_.clear();
+  out_sent_ = 0;
+  pgwire::copy_fail_message(out_, why, extended_relay_);
 }
 
 void pg_async_connection::forget_failed_statement(const engine_error& e) {

@@ -160,6 +160,9 @@ private:
   /// Forwards the whole messages read so far; false once the run ended or
   /// paused.
   bool relay_scan();
+  /// The server waits for COPY FROM STDIN's data, which the fast lane
+  /// does not carry: the client gets 0A000, the server a CopyFail.
+  void refuse_copy_in();
   /// A relay failed: its statement may not be prepared as we think.
   void forget_failed_statement(const engine_error& e);
 
@@ -184,6 +187,8 @@ private:
 
   // A relay: the Query out, the answer in, read past libpq.
   bool relaying_ = false;
+  bool extended_relay_ = false; // its batch ended in a Sync
+  bool refusing_copy_ = false;  // a CopyFail went: the server's error is not relayed
   std::string out_;
   size_t out_sent_ = 0;
   std::string in_;

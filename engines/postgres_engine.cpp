@@ -129,6 +129,14 @@ public:
         PQclear(rest);
       throw err;
     }
+    if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH) {
+      // Leaving a copy cleanly would take the server's data or ours: the
+      // connection is closed instead, and the next execute reconnects.
+      PQclear(first);
+      lost("COPY");
+      throw engine_error(error_kind::user, "COPY is supported only from PostgreSQL wire clients",
+                         "0A000");
+    }
     if (status == PGRES_EMPTY_QUERY) {
       PQclear(first);
       PQgetResult(conn_);

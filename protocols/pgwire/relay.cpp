@@ -10,8 +10,8 @@ using byte_writer::put_be_u32;
 namespace {
 
 /// An ErrorResponse body into its code and message, and rewritten without
-/// its position field into out.
-void read_error(std::string_view fields, relayed& r, std::string& out) {
+/// its position field into out, unless dropped.
+void read_error(std::string_view fields, relayed& r, std::string& out, bool drop) {
   auto first = !r.error_code;
   std::string kept;
   while (!fields.empty() && fields[0] != '\0') {
@@ -36,6 +36,8 @@ void read_error(std::string_view fields, relayed& r, std::string& out) {
   kept += '\0';
   if (first && !r.error_code)
     r.error_code = "XX000"; // a server error without a code: still an error
+  if (drop)
+    return;
   out += 'E';
   put_be_u32(out, static_cast<uint32_t>(kept.size() + 4));
   out += kept;
@@ -126,13 +128,25 @@ void close_statement_message(std::string& out, std::string_view name) {
   out += '\0';
 }
 
+void copy_fail_message(std::string& out, std::string_view why, bool then_sync) {
+  {
+    message_writer fail{out, 'f'};
+    out += why;
+    out += '\0';
+  }
+  if (then_sync) {
+    message_writer sync{out, 'S'};
+  }
+}
+
 relayed relay_messages(std::string_view in, uint32_t max_message) {
   relayed r;
   relay_messages(in, r, max_message);
   return r;
 }
 
-void relay_messages(std::string_view in, relayed& r, uint32_t max_message) {
+void relay_messages(std::string_view in, relayed& r, uint32_t max_message,
+                    server_errors errors) {
   std::string messages = std::move(r.messages); // its buffer, kept
   r = relayed{};
   r.messages = std::move(messages);
@@ -158,8 +172,12 @@ void relay_messages(std::string_view in, relayed& r, uint32_t max_message) {
       r.trailing = pos < in.size();
       break;
     }
-    if (f.tag == 'G' || f.tag == 'H' || f.tag == 'W') { // COPY in, out, both
-      r.fault = "COPY is not supported through QueryFlux";
+    if (f.tag == 'G') { // the server waits for the client's data
+      r.copy_in = true;
+      break;
+    }
+    if (f.tag == 'W') {
+      r.fault = "replication (COPY BOTH) is not supported through QueryFlux";
       break;
     }
     if (f.tag == '1' || f.tag == '2' || f.tag == '3') { // ours, or answered already
@@ -167,9 +185,9 @@ void relay_messages(std::string_view in, relayed& r, uint32_t max_message) {
       continue;
     }
     if (f.tag == 'E') {
-      read_error(f.body, r, r.messages);
+      read_error(f.body, r, r.messages, errors == server_errors::dropped);
     } else {
-      if (f.tag == 'D')
+      if (f.tag == 'D' || f.tag == 'd') // a row, or a line of COPY TO STDOUT
         ++r.data_rows;
       r.messages.append(whole);
     }

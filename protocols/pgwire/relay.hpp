@@ -1,9 +1,10 @@
 // A PostgreSQL server's answer to a simple Query, read for relaying to a
 // PostgreSQL client as it is: the whole messages up to ReadyForQuery, the
-// DataRows counted, the first error read, error positions dropped (they
-// count in the statement the server saw, not in the client's Query, which
-// may hold several) and FATAL errors told as ERROR (the server's session
-// ended; the client's goes on). Pure: bytes in, bytes and facts out.
+// DataRows (and COPY TO STDOUT's CopyData) counted, the first error read,
+// error positions dropped (they count in the statement the server saw, not
+// in the client's Query, which may hold several) and FATAL errors told as
+// ERROR (the server's session ended; the client's goes on). Pure: bytes
+// in, bytes and facts out.
 #pragma once
 
 #include <cstddef>
@@ -31,8 +32,13 @@ struct relayed {
   bool parse_complete = false;
   /// Bytes arrived after ReadyForQuery (a notification).
   bool trailing = false;
+  /// The server waits for COPY FROM STDIN's data (CopyInResponse, not
+  /// relayed; nothing follows it): the caller refuses the copy with
+  /// copy_fail_message().
+  bool copy_in = false;
   /// The server sent what cannot be relayed: a malformed or oversized
-  /// message, or the start of COPY. The connection is done for.
+  /// message, or the start of a replication stream (CopyBothResponse).
+  /// The connection is done for.
   const char* fault = nullptr;
   /// A message is incomplete: the buffer must hold this many bytes
   /// (from the first unconsumed byte) before it can be read.
@@ -66,10 +72,26 @@ void extended_messages(std::string& out, std::string_view sql,
 /// CloseComplete, also when it has no such statement).
 void close_statement_message(std::string& out, std::string_view name);
 
-/// Reads `in` as server messages.
-relayed relay_messages(std::string_view in, uint32_t max_message = (1u << 30) + 1024);
+/// Appends CopyFail: the server ends the COPY FROM STDIN with an error
+/// and the connection stays fit for the next statement. After an extended
+/// batch the server waits for a Sync as well (it ignored the batch's own
+/// while it waited for the copy's data).
+void copy_fail_message(std::string& out, std::string_view why, bool then_sync);
+
+/// The largest server message read: PostgreSQL's largest value (1 GB)
+/// with room for its headers.
+inline constexpr uint32_t default_max_message = (1u << 30) + 1024;
+
+/// What the relay does with the server's ErrorResponses.
+enum class server_errors { relayed, dropped };
+
+/// Reads `in` as server messages. Dropped errors are still read into
+/// error_code and error_message, but not relayed (the caller told the
+/// client its own).
+relayed relay_messages(std::string_view in, uint32_t max_message = default_max_message);
 /// The same into `out`, whose buffers are reused (per answer, no allocation).
 void relay_messages(std::string_view in, relayed& out,
-                    uint32_t max_message = (1u << 30) + 1024);
+                    uint32_t max_message = default_max_message,
+                    server_errors errors = server_errors::relayed);
 
 } // namespace qf::pgwire

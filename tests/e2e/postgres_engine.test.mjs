@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, unlinkSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
@@ -208,6 +209,76 @@ test('a large result streams from PostgreSQL', async () => {
   await c.end();
   assert.equal(r.rowCount, 200000);
   assert.equal(r.rows[199999].n, 200000);
+});
+
+test('COPY TO STDOUT streams through the PostgreSQL wire frontend, as psql and \\copy read it', async () => {
+  const sql = "COPY (SELECT g, md5(g::text) FROM generate_series(1, 100000) g) TO STDOUT WITH (FORMAT csv)";
+  const r = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(ports.pg), '-U', 'postgres', '-d', 'postgres',
+    '-v', 'ON_ERROR_STOP=1', '-c', sql], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.trimEnd().split('\n');
+  assert.equal(lines.length, 100000);
+  assert.equal(lines[0], '1,c4ca4238a0b923820dcc509a6f75849b');
+  assert.equal(lines[99999].split(',')[0], '100000');
+  const { queries } = await gw.historyWhen({ search: 'generate_series(1, 100000) g) TO STDOUT' });
+  assert.equal(queries[0].status, 'Success');
+  assert.equal(queries[0].rowsReturned, 100000);
+
+  // psql's \copy is COPY TO STDOUT into a file of the client's.
+  const file = `/tmp/qf_e2e_copy_${process.pid}.csv`;
+  const c = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(ports.pg), '-U', 'postgres', '-d', 'postgres',
+    '-v', 'ON_ERROR_STOP=1', '-c', `\\copy (SELECT id, name FROM qf_e2e ORDER BY id) TO '${file}' WITH (FORMAT csv)`],
+    { encoding: 'utf8' });
+  assert.equal(c.status, 0, c.stderr);
+  assert.equal(readFileSync(file, 'utf8'), '1,ünï\n2,\n');
+  unlinkSync(file);
+});
+
+test('COPY through the Trino and MySQL frontends fails clearly and the next query runs', async () => {
+  // These reach PostgreSQL through libpq's results, which cannot carry a
+  // copy: the statement fails at once instead of holding its connection.
+  for (const sql of ['COPY (SELECT 1) TO STDOUT', 'COPY qf_e2e FROM STDIN']) {
+    const r = await runClient(gw.trino('copy-user'), sql);
+    assert.match(r.error?.message ?? '', /COPY is supported only from PostgreSQL wire clients/);
+    const next = await runClient(gw.trino('copy-user'), 'SELECT 7 AS seven');
+    assert.deepEqual(next.data, [[7]]);
+  }
+  const my = await mysql.createConnection({ host: '127.0.0.1', port: ports.my, user: 'app' });
+  await assert.rejects(my.query('COPY (SELECT 1) TO STDOUT'), /COPY is supported only from PostgreSQL wire clients/);
+  const [rows] = await my.query('SELECT 8 AS eight');
+  assert.equal(Number(rows[0].eight), 8);
+  await my.end();
+});
+
+test('COPY FROM STDIN is refused with 0A000 and both the session and its backend connection go on', async (t) => {
+  // One pooled connection: the same backend pid before and after means
+  // the refused copy (CopyFail to the server) did not cost the connection.
+  const cfg = config({
+    trinoPort: 23220,
+    adminPort: 23221,
+    clusters: { one: { engine: 'postgres', endpoint: PG_URL, maxRunningQueries: 1, poolSize: 1 } },
+    clusterGroups: { solo: { members: ['one'], maxRunningQueries: 1 } },
+  });
+  cfg.queryflux.frontends.postgresWire = { enabled: true, port: 23222 };
+  const solo = await startGateway(cfg);
+  t.after(() => solo.kill());
+  const c = new pg.Client({ host: '127.0.0.1', port: 23222, user: 'postgres', database: 'postgres' });
+  c.on('error', () => {});
+  await c.connect();
+  const pid = async () => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  const before = await pid();
+  // Simple query, then the extended protocol (a named statement), whose
+  // batch's Sync the server skipped while it waited for the data.
+  for (const query of ['COPY qf_e2e FROM STDIN', { text: 'COPY qf_e2e FROM STDIN', name: 'copy_in' }]) {
+    await assert.rejects(c.query(query), (e) => e.code === '0A000' && /COPY FROM STDIN/.test(e.message));
+    assert.equal(await pid(), before);
+  }
+  await c.end();
+  const d = direct();
+  await d.connect();
+  const rows = await d.query('SELECT count(*)::int AS n FROM qf_e2e');
+  await d.end();
+  assert.equal(rows.rows[0].n, 2, 'nothing was copied in');
 });
 
 test('a transaction pins one backend connection until COMMIT or ROLLBACK', async () => {

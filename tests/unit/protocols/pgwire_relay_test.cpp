@@ -1,7 +1,8 @@
 // Reading a server's answer for relay: whole messages only, DataRows
 // counted, the first error read and its position dropped, ReadyForQuery
-// ending the answer, COPY and malformed lengths refused; and the
-// extended-protocol request a relayed Execute sends.
+// ending the answer, COPY TO STDOUT relayed, COPY FROM STDIN and
+// replication told apart, malformed lengths refused; and the requests a
+// relayed Execute and a refused COPY send.
 #include "protocols/pgwire/relay.hpp"
 
 #include "protocols/pgwire/frontend.hpp"
@@ -62,8 +63,52 @@ TEST(pgwire_relay, an_error_is_read_and_relayed_without_its_position) {
   EXPECT_EQ(r.messages, message('E', kept));
 }
 
-TEST(pgwire_relay, copy_and_malformed_lengths_are_faults) {
-  EXPECT_NE(relay_messages(message('H', std::string(3, '\0'))).fault, nullptr);
+TEST(pgwire_relay, copy_to_stdout_passes_with_its_lines_counted) {
+  const std::string out_response = message('H', std::string("\0\0\1\0\0", 5));
+  const std::string line = message('d', "1\n");
+  const std::string copy_done = message('c', "");
+  const std::string tag = message('C', std::string("COPY 2\0", 7));
+  auto in = out_response + line + line + copy_done + tag + z();
+  auto r = relay_messages(in);
+  EXPECT_EQ(r.fault, nullptr);
+  EXPECT_EQ(r.messages, out_response + line + line + copy_done + tag);
+  EXPECT_EQ(r.data_rows, 2);
+  EXPECT_EQ(r.consumed, in.size());
+  EXPECT_TRUE(r.ready);
+}
+
+TEST(pgwire_relay, copy_from_stdin_stops_the_reading_at_the_servers_request) {
+  const std::string notice = message('N', std::string("SNOTICE\0Mhi\0\0", 15));
+  const std::string in_response = message('G', std::string("\0\0\1\0\0", 5));
+  auto r = relay_messages(notice + in_response);
+  EXPECT_TRUE(r.copy_in);
+  EXPECT_EQ(r.fault, nullptr);
+  EXPECT_EQ(r.messages, notice); // the CopyInResponse is not the client's
+  EXPECT_EQ(r.consumed, notice.size() + in_response.size());
+  EXPECT_FALSE(r.ready);
+}
+
+TEST(pgwire_relay, dropped_errors_are_read_but_not_relayed) {
+  qf::pgwire::relayed r;
+  auto failed = message('E', std::string("SERROR\0C57014\0McopyFail\0\0", 27)) + z();
+  relay_messages(failed, r, qf::pgwire::default_max_message, qf::pgwire::server_errors::dropped);
+  ASSERT_TRUE(r.error_code);
+  EXPECT_EQ(*r.error_code, "57014");
+  EXPECT_TRUE(r.messages.empty());
+  EXPECT_TRUE(r.ready);
+}
+
+TEST(pgwire_relay, a_copy_is_refused_with_copy_fail_and_after_a_batch_a_sync) {
+  std::string out;
+  qf::pgwire::copy_fail_message(out, "no", false);
+  EXPECT_EQ(out, message('f', std::string("no\0", 3)));
+  out.clear();
+  qf::pgwire::copy_fail_message(out, "no", true);
+  EXPECT_EQ(out, message('f', std::string("no\0", 3)) + message('S', ""));
+}
+
+TEST(pgwire_relay, replication_and_malformed_lengths_are_faults) {
+  EXPECT_NE(relay_messages(message('W', std::string(3, '\0'))).fault, nullptr);
   EXPECT_NE(relay_messages(std::string("D\0\0\0\1", 5)).fault, nullptr);
   auto big = relay_messages(row, 4); // longer than the largest allowed
   EXPECT_NE(big.fault, nullptr);
