@@ -414,7 +414,7 @@ void pg_async_connection::begin_relay(std::shared_ptr<pg_async_listener> to) {
   running_ = relaying_ = true;
   paused_ = false;
   data_rows_ = 0;
-  refusing_copy_ = false;
+  refusing_copy_ = copying_in_ = copy_stalled_ = false;
   error_.reset();
   parsing_.clear();
   out_.clear();
@@ -435,11 +435,17 @@ void pg_async_connection::relay_write() {
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       writable_ = false;
       waiting_ = waiting::relay_output;
+      copy_stalled_ = copying_in_;
       return;
     }
     return lose_later(std::strerror(errno)); // never from inside relay()
   }
   waiting_ = waiting::relay_input;
+  if (std::exchange(copy_stalled_, false))
+    loop_->post([self = shared_from_this(), to = to_] {
+      if (to && self->to_ == to)
+        to->on_copy_drained();
+    });
   read_if_readable();
 }
 
@@ -472,7 +478,7 @@ void pg_async_connection::relay_read() {
     readable_ = static_cast<size_t>(n) == room || hung_up_;
     in_len_ += static_cast<size_t>(n);
     bool go_on = relay_scan();
-    if (relayed_.copy_in)
+    if (refusing_copy_ && out_sent_ < out_.size())
       return relay_write(); // the CopyFail; the server's answer follows
     if (!go_on)
       return;
@@ -495,7 +501,7 @@ bool pg_async_connection::relay_scan() {
   if (r.parse_complete)
     parsing_.clear(); // prepared: a later error leaves it so
   if (r.copy_in)
-    refuse_copy_in();
+    start_copy_in();
   if (r.error_code && !error_)
     error_ = server_error(*r.error_code, r.error_message);
   bool more = r.messages.empty() || to_->on_relayed(r.messages);
@@ -529,10 +535,32 @@ bool pg_async_connection::relay_scan() {
   return true;
 }
 
+void pg_async_connection::start_copy_in() {
+  // A simple Query's only: after an extended batch the server would wait
+  // for a Sync of ours as well, which the listener does not send.
+  if (extended_relay_ || !to_->on_copy_in())
+    return refuse_copy_in();
+  copying_in_ = true;
+  relayed_.messages.append(relayed_.copy_in_response);
+}
+
+void pg_async_connection::copy_forward(std::string_view messages, bool last) {
+  if (!copying_in_)
+    return; // the server ended the copy already (an error): ignored, as it would
+  if (out_sent_ == out_.size()) {
+    out_.clear();
+    out_sent_ = 0;
+  }
+  out_.append(messages);
+  copying_in_ = !last;
+  relay_write();
+}
+
 void pg_async_connection::refuse_copy_in() {
   // The client is told, and the server ends the copy: CopyFail's error is
   // dropped in favour of ours, and the connection serves the next statement.
-  static const std::string why = "COPY FROM STDIN is not supported through QueryFlux";
+  static const std::string why
+    = "COPY FROM STDIN is supported through QueryFlux in a simple Query only";
   refusing_copy_ = true;
   error_ = engine_error(error_kind::user, why, "0A000");
   pgwire::error_response(relayed_.messages, {"ERROR", "0A000", why, {}});

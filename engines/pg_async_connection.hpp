@@ -45,6 +45,17 @@ public:
   /// ReadyForQuery came. error: the server's ErrorResponse, which was
   /// among the relayed messages.
   virtual void on_relay_done(int64_t data_rows, const engine_error* error) = 0;
+
+  /// The server waits for COPY FROM STDIN's data. True: the listener takes
+  /// the CopyInResponse, relayed next, and forwards the client's CopyData
+  /// up to its CopyDone or CopyFail (copy_forward()); the server's answer
+  /// is relayed as any other. False: the copy is refused (0A000).
+  virtual bool on_copy_in() {
+    return false;
+  }
+  /// The forwarded copy data that waited for the server went; more may
+  /// follow. Never from inside copy_forward().
+  virtual void on_copy_drained() {}
 };
 
 class pg_async_connection : public io::watcher,
@@ -85,6 +96,16 @@ public:
   void relay_extended(const std::string& sql, const parameters& params,
                       const std::vector<int16_t>& result_formats, bool describe,
                       bool prepared, std::shared_ptr<pg_async_listener> to);
+
+  /// During a relayed COPY FROM STDIN the listener took (on_copy_in()):
+  /// the client's CopyData, as whole messages; `last` with its CopyDone or
+  /// CopyFail, after which the server answers.
+  void copy_forward(std::string_view messages, bool last);
+  /// Forwarded copy data not yet taken by the socket: the listener stops
+  /// reading its client while there is much, until on_copy_drained().
+  size_t copy_backlog() const {
+    return out_.size() - out_sent_;
+  }
 
   /// The statements this connection holds prepared for clients.
   const pgwire::server_statements& prepared_statements() const {
@@ -160,8 +181,9 @@ private:
   /// Forwards the whole messages read so far; false once the run ended or
   /// paused.
   bool relay_scan();
-  /// The server waits for COPY FROM STDIN's data, which the fast lane
-  /// does not carry: the client gets 0A000, the server a CopyFail.
+  /// The server waits for COPY FROM STDIN's data: the listener forwards
+  /// it, or the client gets 0A000 and the server a CopyFail.
+  void start_copy_in();
   void refuse_copy_in();
   /// A relay failed: its statement may not be prepared as we think.
   void forget_failed_statement(const engine_error& e);
@@ -189,6 +211,8 @@ private:
   bool relaying_ = false;
   bool extended_relay_ = false; // its batch ended in a Sync
   bool refusing_copy_ = false;  // a CopyFail went: the server's error is not relayed
+  bool copying_in_ = false;     // the client's copy data goes on to the server
+  bool copy_stalled_ = false;   // some of it waits for room in the socket
   std::string out_;
   size_t out_sent_ = 0;
   std::string in_;

@@ -138,6 +138,19 @@ public:
     return stream_on();
   }
 
+  bool on_copy_in() override {
+    if (!fast_ || !session_.copy_in_start())
+      return false;
+    copy_waits_for_room_ = false;
+    post_pump(); // the CopyInResponse goes out, then the client's data in
+    return true;
+  }
+
+  void on_copy_drained() override {
+    if (std::exchange(copy_waits_for_room_, false))
+      pump();
+  }
+
   void on_relay_done(int64_t data_rows, const engines::engine_error* error) override {
     fast_->rows = data_rows;
     if (error) {
@@ -211,10 +224,28 @@ private:
       conn_->close();
       return;
     }
+    if (session_.copying_in())
+      return forward_copy();
     if (!busy()) {
       watch_idle_block();
       conn_->read_more(); // last: what it reads may end this session
     }
+  }
+
+  /// The client's copy data on to the server, read only while the server
+  /// takes it: a client cannot queue an import in our memory.
+  void forward_copy() {
+    if (!backend_ || copy_waits_for_room_)
+      return;
+    bool last = session_.copy_in_sent();
+    if (auto messages = session_.take_copy_messages(); !messages.empty())
+      backend_->copy_forward(messages, last);
+    if (last)
+      return; // the server answers next
+    if (backend_->copy_backlog() >= copy_backlog_limit)
+      copy_waits_for_room_ = true;
+    else
+      conn_->read_more();
   }
 
   void handle(pgwire::session_event& ev) {
@@ -483,6 +514,8 @@ private:
 
   // The fast lane (wire_session_base has the rest).
   bool fast_suspended_ = false; // at an Execute's row limit, the backend paused
+  bool copy_waits_for_room_ = false; // the server has copy_backlog_limit to take
+  static constexpr size_t copy_backlog_limit = 1 << 20;
   bool draining_ = false;       // the suspended run read to its end, unseen
 };
 

@@ -174,6 +174,7 @@ void relay_messages(std::string_view in, relayed& r, uint32_t max_message,
     }
     if (f.tag == 'G') { // the server waits for the client's data
       r.copy_in = true;
+      r.copy_in_response = whole;
       break;
     }
     if (f.tag == 'W') {

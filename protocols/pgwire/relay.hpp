@@ -32,10 +32,12 @@ struct relayed {
   bool parse_complete = false;
   /// Bytes arrived after ReadyForQuery (a notification).
   bool trailing = false;
-  /// The server waits for COPY FROM STDIN's data (CopyInResponse, not
-  /// relayed; nothing follows it): the caller refuses the copy with
-  /// copy_fail_message().
+  /// The server waits for COPY FROM STDIN's data: its CopyInResponse
+  /// (nothing follows it) is not among `messages` but here, a view of the
+  /// input. The caller relays it and the client's data, or refuses the
+  /// copy with copy_fail_message().
   bool copy_in = false;
+  std::string_view copy_in_response;
   /// The server sent what cannot be relayed: a malformed or oversized
   /// message, or the start of a replication stream (CopyBothResponse).
   /// The connection is done for.

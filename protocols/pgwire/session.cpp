@@ -3,12 +3,14 @@
 #include "protocols/pgwire/session.hpp"
 
 #include "protocols/pgwire/frontend.hpp"
+#include "protocols/pgwire/relay.hpp"
 #include "protocols/sql/statements.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <utility>
 
 namespace qf::pgwire {
@@ -210,6 +212,8 @@ void server_session::process() {
     state_ = state::awaiting_accept; // the driver checks it
     return;
   }
+  if (copy_in_ == copy_in::open)
+    return take_copy_data();
   while (state_ == state::startup || state_ == state::idle) {
     frame f;
     auto r = next_frame(in_, state_ == state::startup, opts_.max_message, f);
@@ -224,6 +228,12 @@ void server_session::process() {
       std::string body{f.body};
       in_.erase(0, r.consumed);
       handle_startup(body);
+      continue;
+    }
+    if (f.tag == 'd' || f.tag == 'c' || f.tag == 'f') {
+      // The rest of a copy the server ended early (an error): ignored, as
+      // PostgreSQL does while the client is still sending.
+      in_.erase(0, r.consumed);
       continue;
     }
     auto msg = parse_message(f);
@@ -880,7 +890,48 @@ void server_session::complete(int64_t affected_rows) {
   finish_statement(std::move(tag));
 }
 
+bool server_session::copy_in_start() {
+  if (state_ != state::running || extended_ || copy_in_ != copy_in::none)
+    return false;
+  copy_in_ = copy_in::open;
+  output_due_ = true; // the CopyInResponse: the client waits for it
+  take_copy_data();
+  return true;
+}
+
+void server_session::take_copy_data() {
+  size_t pos = 0;
+  while (copy_in_ == copy_in::open) {
+    frame f;
+    auto r = next_frame(std::string_view{in_}.substr(pos), false, opts_.max_message, f);
+    if (r.status == decode_status::need_more)
+      break;
+    if (r.status == decode_status::error) {
+      protocol_violation(r.reason);
+      break;
+    }
+    if (f.tag == 'd' || f.tag == 'c' || f.tag == 'f') {
+      copy_messages_.append(in_, pos, r.consumed);
+      if (f.tag != 'd')
+        copy_in_ = copy_in::sent;
+    } else if (f.tag != 'H' && f.tag != 'S') {
+      // PostgreSQL fails the copy and drops the message.
+      char why[64];
+      std::snprintf(why, sizeof why, "unexpected message type 0x%02X during COPY from stdin",
+                    static_cast<unsigned char>(f.tag));
+      copy_fail_message(copy_messages_, why, false);
+      copy_in_ = copy_in::sent;
+    }
+    pos += r.consumed;
+  }
+  in_.erase(0, pos);
+}
+
 void server_session::relay_end(bool failed) {
+  // The server's answer ends a copy, also one it ended early: the rest of
+  // the client's data is ignored as it comes.
+  copy_in_ = copy_in::none;
+  copy_messages_.clear();
   if (state_ != state::running)
     return;
   if (extended_) {

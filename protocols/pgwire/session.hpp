@@ -170,6 +170,28 @@ public:
   /// failed: the server's ErrorResponse was among the relayed messages.
   void relay_end(bool failed);
 
+  // -- COPY FROM STDIN, relayed ------------------------------------------------
+  // The server's CopyInResponse came for the running statement of a simple
+  // Query (relayed: the driver passes it on). The client's CopyData,
+  // CopyDone and CopyFail are then taken whole for the server, Flush and
+  // Sync ignored, and any other message ends the copy with a CopyFail of
+  // ours, as PostgreSQL does; the server's answer ends the statement as
+  // relay_end() says.
+
+  /// False when the running statement cannot take a copy (an Execute's).
+  bool copy_in_start();
+  bool copying_in() const {
+    return copy_in_ != copy_in::none;
+  }
+  /// The client's messages for the server so far.
+  std::string take_copy_messages() {
+    return std::exchange(copy_messages_, {});
+  }
+  /// The client's CopyDone or CopyFail is among them: nothing follows.
+  bool copy_in_sent() const {
+    return copy_in_ == copy_in::sent;
+  }
+
 private:
   enum class state { startup, tls_handshake, awaiting_accept,
                      awaiting_password, idle, running, closing };
@@ -187,6 +209,7 @@ private:
   };
 
   void process();
+  void take_copy_data();
   void handle_extended(message& msg);
   void handle_parse(parse& p);
   void handle_bind(bind& b);
@@ -246,6 +269,9 @@ private:
   int64_t rows_sent_ = 0;
   std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row
   bool skip_to_sync_ = false; // after an error in an extended batch
+  enum class copy_in { none, open, sent };
+  copy_in copy_in_ = copy_in::none;
+  std::string copy_messages_; // the client's, for the server
   bool tls_ = false;
 
   // The extended protocol: named (and unnamed "") statements and portals,

@@ -355,7 +355,7 @@ test('fast-lane statements are counted in the metrics and recorded in the histor
 /// A PostgreSQL wire client by hand, so that reading can stop.
 function rawClient(port) {
   const sock = net.connect(port, '127.0.0.1');
-  const st = { rows: 0, tags: [], errors: [], ready: 0, bytes: 0 };
+  const st = { rows: 0, tags: [], errors: [], ready: 0, bytes: 0, copyIn: 0 };
   let waiters = [];
   let pending = Buffer.alloc(0);
   const wake = () => { for (const w of waiters) w(); };
@@ -372,6 +372,7 @@ function rawClient(port) {
       else if (type === 0x43) st.tags.push(body.toString('utf8', 0, body.length - 1)); // 'C'
       else if (type === 0x45) st.errors.push(body.toString('utf8').replaceAll('\0', ' ')); // 'E'
       else if (type === 0x5a) st.ready += 1; // 'Z'
+      else if (type === 0x47) st.copyIn += 1; // 'G': the server waits for COPY data
       off += 1 + len;
     }
     pending = pending.subarray(off);
@@ -420,7 +421,8 @@ function rawClient(port) {
       message('S', Buffer.alloc(0)),
     ]));
   };
-  return { sock, st, until, startup, query, extended };
+  const send = (...messages) => sock.write(Buffer.concat(messages));
+  return { sock, st, until, startup, query, extended, message, send };
 }
 
 test('a client that stops reading holds the result back instead of the gateway buffering it', T, async (t) => {
@@ -946,4 +948,111 @@ test('out of file descriptors, the gateway turns new connections away at once an
   gw.defer(() => c.end());
   assert.equal((await c.query('SELECT 41 + 1 AS n')).rows[0].n, 42);
   assert.equal((await fetch('http://127.0.0.1:24138/readyz')).status, 200);
+});
+
+test('COPY FROM STDIN through the fast lane: psql imports, and the rows reach PostgreSQL', T, async (t) => {
+  const gw = await laneGateway(t, 24160);
+  const d = await direct();
+  gw.defer(() => d.end());
+  await d.query('DROP TABLE IF EXISTS qf_copy_in; CREATE TABLE qf_copy_in (n int, s text)');
+  const input = Array.from({ length: 100000 }, (_, i) => `${i + 1}\tline ${i + 1}\n`).join('');
+  const psql = (sql, opts = {}) => execFileSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(gw.pgPort),
+    '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+  { encoding: 'utf8', ...opts });
+  assert.equal(psql('COPY qf_copy_in FROM STDIN', { input }).trim(), 'COPY 100000');
+  const r = await d.query('SELECT count(*)::int AS n, sum(n)::bigint AS total, max(s) FILTER (WHERE n = 77) AS s FROM qf_copy_in');
+  assert.deepEqual(r.rows[0], { n: 100000, total: '5000050000', s: 'line 77' });
+  // And out again, through the same frontend.
+  assert.equal(psql('COPY (SELECT count(*) FROM qf_copy_in) TO STDOUT'), '100000\n');
+});
+
+test('a COPY the server ends early, a COPY failed by another message, and a whole COPY, on one raw connection', T, async (t) => {
+  const gw = await laneGateway(t, 24162);
+  const d = await direct();
+  gw.defer(() => d.end());
+  await d.query('DROP TABLE IF EXISTS qf_copy_raw; CREATE TABLE qf_copy_raw (x int)');
+  const raw = rawClient(gw.pgPort);
+  gw.defer(() => raw.sock.destroy());
+  await new Promise((resolve, reject) => { raw.sock.once('connect', resolve); raw.sock.once('error', reject); });
+  raw.startup();
+  await raw.until(() => raw.st.ready === 1, 'ReadyForQuery after startup', 10000);
+  const line = (text) => raw.message('d', Buffer.from(text));
+  const copyDone = raw.message('c', Buffer.alloc(0));
+
+  // A bad first row: the server answers at once while the client is still
+  // sending; the rest of its copy is ignored, as PostgreSQL ignores it.
+  raw.query('COPY qf_copy_raw FROM STDIN');
+  await raw.until(() => raw.st.copyIn === 1, 'CopyInResponse');
+  raw.send(line('bad\n'));
+  await raw.until(() => raw.st.ready === 2, 'the failed copy\'s ReadyForQuery');
+  assert.match(raw.st.errors[0], /C22P02 .*invalid input syntax/);
+  raw.send(line('1\n'), copyDone);
+  raw.query('SELECT 1');
+  await raw.until(() => raw.st.ready === 3, 'the next statement');
+  assert.equal(raw.st.rows, 1);
+
+  // Any other message inside a copy fails it, and is dropped.
+  raw.query('COPY qf_copy_raw FROM STDIN');
+  await raw.until(() => raw.st.copyIn === 2, 'CopyInResponse');
+  raw.send(line('5\n'));
+  raw.query('SELECT 1');
+  await raw.until(() => raw.st.ready === 4, 'the failed copy\'s ReadyForQuery');
+  assert.match(raw.st.errors[1], /unexpected message type 0x51 during COPY from stdin/);
+
+  raw.query('COPY qf_copy_raw FROM STDIN');
+  await raw.until(() => raw.st.copyIn === 3, 'CopyInResponse');
+  raw.send(line('7\n'), line('8\n'), copyDone);
+  await raw.until(() => raw.st.ready === 5, 'the copy\'s ReadyForQuery');
+  assert.equal(raw.st.errors.length, 2);
+  assert.deepEqual(raw.st.tags, ['SELECT 1', 'COPY 2']);
+  assert.ok(!raw.st.closed);
+  const r = await d.query('SELECT array_agg(x ORDER BY x) AS xs FROM qf_copy_raw');
+  assert.deepEqual(r.rows[0].xs, [7, 8]);
+  const { queries } = await gw.historyWhen({ search: 'qf_copy_raw FROM STDIN' }, (h) => h.total >= 3);
+  // A copy ended by a CopyFail fails with 57014, query_canceled, as the
+  // server reports it.
+  assert.deepEqual(queries.map((q) => q.status).sort(), ['Cancelled', 'Failed', 'Success']);
+});
+
+test('a COPY into a server that stops reading holds the client back instead of the gateway buffering it', T, async (t) => {
+  const gw = await laneGateway(t, 24164);
+  const d = await direct();
+  gw.defer(() => d.end());
+  // The first row sleeps in a trigger: meanwhile the server reads nothing.
+  await d.query(`DROP TABLE IF EXISTS qf_copy_slow;
+    CREATE TABLE qf_copy_slow (x int, pad text);
+    CREATE OR REPLACE FUNCTION qf_copy_slow_first() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN IF NEW.x = 1 THEN PERFORM pg_sleep(3); END IF; RETURN NEW; END $$;
+    CREATE TRIGGER qf_copy_slow_first BEFORE INSERT ON qf_copy_slow
+      FOR EACH ROW EXECUTE FUNCTION qf_copy_slow_first()`);
+  const raw = rawClient(gw.pgPort);
+  gw.defer(() => raw.sock.destroy());
+  await new Promise((resolve, reject) => { raw.sock.once('connect', resolve); raw.sock.once('error', reject); });
+  raw.startup();
+  await raw.until(() => raw.st.ready === 1, 'ReadyForQuery after startup', 10000);
+  const baseline = rssKb(gw.pid);
+
+  raw.query('COPY qf_copy_slow FROM STDIN');
+  await raw.until(() => raw.st.copyIn === 1, 'CopyInResponse');
+  const ROWS = 100000; // ~100 MB of copy data, written as fast as node takes it
+  const pad = 'y'.repeat(1000);
+  for (let i = 1; i <= ROWS; i += 1000) {
+    const lines = [];
+    for (let k = i; k < i + 1000; ++k) lines.push(raw.message('d', Buffer.from(`${k}\t${pad}\n`)));
+    raw.send(...lines);
+  }
+  raw.send(raw.message('c', Buffer.alloc(0)));
+  let peak = 0;
+  const started = Date.now();
+  while (Date.now() - started < 2500) { // within the server's sleep
+    peak = Math.max(peak, rssKb(gw.pid));
+    await sleep(50);
+  }
+  assert.ok(raw.sock.writableLength > 50 * 1024 * 1024,
+    `the client's data did not wait in the client (${raw.sock.writableLength} bytes queued there)`);
+  assert.ok(peak - baseline < 40 * 1024,
+    `gateway RSS grew by ${Math.round((peak - baseline) / 1024)} MB while the server did not read`);
+  await raw.until(() => raw.st.ready === 2, 'the copy\'s ReadyForQuery', 80000);
+  assert.deepEqual(raw.st.errors, []);
+  assert.deepEqual(raw.st.tags, [`COPY ${ROWS}`]);
 });

@@ -1,6 +1,7 @@
 // Fuzzes the PostgreSQL session state machine with a driver that answers
-// every statement: whatever the client sends, the session never crashes,
-// never emits an unframed message, and stays within the protocol.
+// every statement (some as a relayed COPY FROM STDIN): whatever the client
+// sends, the session never crashes, never emits an unframed message, never
+// forwards a partial one to the server, and stays within the protocol.
 #include "protocols/pgwire/frontend.hpp"
 #include "protocols/pgwire/session.hpp"
 
@@ -10,7 +11,7 @@
 namespace {
 
 /// Every message the session writes must be a well-framed one.
-void check_framing(std::string_view out, bool in_startup) {
+void check_framing(std::string_view out, bool in_startup = false) {
   // Before startup completes, SSLRequest gets a bare one-byte 'N'.
   while (in_startup && !out.empty() && out[0] == 'N')
     out.remove_prefix(1);
@@ -32,10 +33,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t chunk = size % 7 + 1;
   int steps = 0;
   bool accepted = false;
+  bool copying = false;
   while (!input.empty() && !s.closing() && ++steps < 10000) {
     auto n = std::min(chunk, input.size());
     s.feed(input.substr(0, n));
     input.remove_prefix(n);
+    if (copying) {
+      check_framing(s.take_copy_messages()); // whole client messages only
+      if (s.copy_in_sent() || n % 5 == 0) { // the client ended it, or the server did
+        s.relay_end(n % 2 == 0);
+        copying = false;
+      }
+    }
     while (auto ev = s.next_event()) {
       if (std::holds_alternative<qf::pgwire::startup_event>(*ev)) {
         check_framing(s.take_output(), !accepted);
@@ -43,7 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         accepted = true;
       } else if (auto* run = std::get_if<qf::pgwire::run_event>(&*ev)) {
         // Alternate success and failure, with and without rows.
-        if (run->sql.size() % 3 == 0) {
+        if (run->sql.size() % 5 == 1 && s.relayable() && s.copy_in_start()) {
+          copying = true;
+          check_framing(s.take_copy_messages());
+        } else if (run->sql.size() % 3 == 0) {
           s.fail({"ERROR", "42000", "refused", ""});
         } else if (s.columns({{"c", {qf::type_id::varchar}}})) {
           // Three rows: Executes with a row limit suspend on them.

@@ -83,7 +83,8 @@ TEST(pgwire_relay, copy_from_stdin_stops_the_reading_at_the_servers_request) {
   auto r = relay_messages(notice + in_response);
   EXPECT_TRUE(r.copy_in);
   EXPECT_EQ(r.fault, nullptr);
-  EXPECT_EQ(r.messages, notice); // the CopyInResponse is not the client's
+  EXPECT_EQ(r.messages, notice);
+  EXPECT_EQ(r.copy_in_response, in_response);
   EXPECT_EQ(r.consumed, notice.size() + in_response.size());
   EXPECT_FALSE(r.ready);
 }

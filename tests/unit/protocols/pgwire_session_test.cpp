@@ -690,3 +690,93 @@ TEST(pgwire_session, rollback_to_a_savepoint_keeps_the_block_and_its_connection)
   s.complete(-1);
   EXPECT_EQ(s.take_output().back(), 'I');
 }
+
+// -- COPY FROM STDIN, relayed -----------------------------------------------------
+
+namespace {
+
+/// A session running a simple Query's COPY, the server's CopyInResponse
+/// relayed and taken by the session.
+server_session copying(const std::string& pipelined = {}) {
+  auto s = started();
+  s.feed(query_message("COPY t FROM STDIN") + pipelined);
+  auto ev = s.next_event();
+  EXPECT_TRUE(ev && std::holds_alternative<run_event>(*ev));
+  EXPECT_TRUE(s.relayable());
+  EXPECT_TRUE(s.copy_in_start());
+  return s;
+}
+
+} // namespace
+
+TEST(pgwire_session, copy_data_goes_to_the_server_whole_flush_and_sync_ignored) {
+  auto line1 = tagged('d', "1\n");
+  auto line2 = tagged('d', "2\n");
+  auto done = tagged('c', "");
+  // What came before the server asked is taken too.
+  auto s = copying(line1);
+  EXPECT_TRUE(s.copying_in());
+  EXPECT_TRUE(s.output_due()); // the CopyInResponse goes out now
+  EXPECT_EQ(s.take_copy_messages(), line1);
+  EXPECT_FALSE(s.copy_in_sent());
+  // Split across reads, with a Flush and a Sync among them (libpq sends
+  // them when it does not know the command was a COPY).
+  auto rest = line2 + tagged('H', "") + sync_msg + done + query_message("SELECT 1");
+  s.feed(rest.substr(0, 3));
+  EXPECT_EQ(s.take_copy_messages(), "");
+  s.feed(rest.substr(3));
+  EXPECT_EQ(s.take_copy_messages(), line2 + done);
+  EXPECT_TRUE(s.copy_in_sent());
+  EXPECT_FALSE(s.next_event()); // the next Query waits for the server's answer
+
+  s.relay(tagged('C', std::string("COPY 2\0", 7)));
+  s.relay_end(false);
+  EXPECT_FALSE(s.copying_in());
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<run_event>(*ev).sql, "SELECT 1");
+}
+
+TEST(pgwire_session, copy_fail_ends_the_copy_and_goes_to_the_server) {
+  auto s = copying();
+  auto fail = tagged('f', std::string("no thanks\0", 10));
+  s.feed(fail + tagged('d', "late\n"));
+  EXPECT_EQ(s.take_copy_messages(), fail);
+  EXPECT_TRUE(s.copy_in_sent());
+}
+
+TEST(pgwire_session, another_message_during_a_copy_fails_it_as_postgresql_does) {
+  auto s = copying();
+  s.feed(tagged('d', "1\n") + query_message("SELECT 1"));
+  auto forwarded = s.take_copy_messages();
+  EXPECT_EQ(tags(forwarded), "df");
+  EXPECT_NE(forwarded.find("unexpected message type 0x51 during COPY from stdin"),
+            std::string::npos);
+  EXPECT_TRUE(s.copy_in_sent());
+  s.relay_end(true);
+  EXPECT_FALSE(s.next_event()); // the Query was dropped, as the server drops it
+  EXPECT_EQ(tags(s.take_output()), "Z");
+}
+
+TEST(pgwire_session, copy_data_after_the_server_ended_the_copy_is_ignored) {
+  // The server failed a row and answered while the client still sends.
+  auto s = copying();
+  s.relay_end(true);
+  s.take_output();
+  s.feed(tagged('d', "3\n") + tagged('c', "") + tagged('f', std::string("x\0", 2))
+         + query_message("SELECT 2"));
+  EXPECT_FALSE(s.closing());
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<run_event>(*ev).sql, "SELECT 2");
+  EXPECT_EQ(s.take_copy_messages(), "");
+}
+
+TEST(pgwire_session, an_execute_cannot_take_a_copy) {
+  auto s = started();
+  s.feed(parse_msg("", "COPY t FROM STDIN") + bind_msg("", "", {}) + execute_msg("") + sync_msg);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<run_event>(*ev));
+  EXPECT_FALSE(s.copy_in_start());
+  EXPECT_FALSE(s.copying_in());
+}
