@@ -86,6 +86,12 @@ MYSQL* mysql_handle(bool nonblocking, unsigned connect_timeout_s) {
   mysql_optionsv(conn, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout_s);
   mysql_optionsv(conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
   mysql_optionsv(conn, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
+  // LOAD DATA LOCAL INFILE has the server ask its client for a file, and
+  // the client here is the gateway: any SQL client could read the gateway
+  // host's files (its config, its secrets) into a table. The server
+  // refuses the statement instead.
+  unsigned int no_local_files = 0;
+  mysql_optionsv(conn, MYSQL_OPT_LOCAL_INFILE, &no_local_files);
   if (nonblocking)
     mysql_optionsv(conn, MYSQL_OPT_NONBLOCK, 0);
   return conn;

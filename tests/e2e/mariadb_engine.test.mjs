@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync, unlinkSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
@@ -251,4 +252,34 @@ test('mysqlslap drives MariaDB through QueryFlux', () => {
     '--concurrency=8', '--iterations=2', '--number-of-queries=400'], { encoding: 'utf8', timeout: 60000 });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /Number of clients running queries: 8/);
+});
+
+test("LOAD DATA LOCAL INFILE cannot read the gateway's files, through any frontend", async () => {
+  // The server asks its client for the file, and the gateway is that
+  // client: before, the gateway read the file from its own disk and sent
+  // it, whatever the SQL client allowed.
+  const file = `/tmp/qf_e2e_gateway_only_${process.pid}.txt`;
+  writeFileSync(file, 'gateway secret\n', { mode: 0o600 });
+  const d = await direct();
+  try {
+    await d.query('DROP TABLE IF EXISTS qf_my_infile; CREATE TABLE qf_my_infile (s TEXT)');
+    const load = `LOAD DATA LOCAL INFILE '${file}' INTO TABLE qf_my_infile`;
+    const cli = mariadb(['--local-infile=1', 'qftest', '-e', load]);
+    assert.notEqual(cli.status, 0);
+    assert.match(cli.stderr, /ERROR (4166|1148)/);
+    const my = await through();
+    await assert.rejects(my.query(load), (e) => e.errno === 4166 || e.errno === 1148);
+    await my.end();
+    const r = await runClient(gw.trino('infile'), load);
+    assert.match(r.error?.message ?? '', /local infile/i);
+    const pgc = pgClient();
+    await pgc.connect();
+    await assert.rejects(pgc.query(load), /local infile/i);
+    await pgc.end();
+    const [rows] = await d.query('SELECT count(*) AS n FROM qf_my_infile');
+    assert.equal(Number(rows[0].n), 0, 'the file reached the table');
+  } finally {
+    await d.end();
+    unlinkSync(file);
+  }
 });

@@ -964,6 +964,13 @@ test('COPY FROM STDIN through the fast lane: psql imports, and the rows reach Po
   assert.deepEqual(r.rows[0], { n: 100000, total: '5000050000', s: 'line 77' });
   // And out again, through the same frontend.
   assert.equal(psql('COPY (SELECT count(*) FROM qf_copy_in) TO STDOUT'), '100000\n');
+  // Inside a block, rolled back.
+  const block = execFileSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(gw.pgPort), '-U', 'postgres',
+    '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', 'BEGIN', '-c', 'COPY qf_copy_in FROM STDIN',
+    '-c', 'SELECT count(*) FROM qf_copy_in', '-c', 'ROLLBACK'], { encoding: 'utf8', input: '0\tzero\n' });
+  assert.match(block, /COPY 1[\s\S]*100001[\s\S]*ROLLBACK/);
+  const after = await d.query('SELECT count(*)::int AS n FROM qf_copy_in');
+  assert.equal(after.rows[0].n, 100000);
 });
 
 test('a COPY the server ends early, a COPY failed by another message, and a whole COPY, on one raw connection', T, async (t) => {
