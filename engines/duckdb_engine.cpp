@@ -635,12 +635,19 @@ public:
     }
     auto setup = duckdb_connection_impl{db_, registry_, nullptr};
     register_sleep(setup.raw(), &registry_);
-    for (const auto& sql : cfg.init_sql) {
+    auto run = [&](const std::string& sql) {
       auto cur = setup.execute(sql);
       row_batch sink;
       while (cur->fetch(sink, 2048))
         sink.cells.clear();
-    }
+    };
+    for (const auto& sql : cfg.init_sql)
+      run(sql);
+    // The clients' SQL runs with the gateway's rights on its host:
+    // read_csv('/etc/...'), COPY TO a path, ATTACH, INSTALL. DuckDB keeps
+    // this off for good once it is off; initSql above ran before.
+    if (!cfg.external_access)
+      run("SET enable_external_access = false");
   }
 
   ~duckdb_database_impl() override {

@@ -160,9 +160,17 @@ private:
   int step_;
 };
 
+/// Refuses what would reach beyond the cluster's database: ATTACH, and
+/// VACUUM INTO, which attaches its target. Both create or read any file
+/// the gateway may.
+int no_other_files(void*, int action, const char*, const char*, const char*, const char*) {
+  return action == SQLITE_ATTACH ? SQLITE_DENY : SQLITE_OK;
+}
+
 class sqlite_connection : public connection {
 public:
-  sqlite_connection(const std::string& uri, std::shared_ptr<const void> owner)
+  /// confined: the client's SQL stays within the database (no ATTACH).
+  sqlite_connection(const std::string& uri, std::shared_ptr<const void> owner, bool confined)
     : owner_(std::move(owner)) {
     auto flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI
                  | SQLITE_OPEN_NOMUTEX;
@@ -172,6 +180,10 @@ public:
       throw engine_error(error_kind::internal, "cannot open SQLite: " + msg);
     }
     sqlite3_busy_timeout(db_, 5000);
+    if (confined) {
+      sqlite3_set_authorizer(db_, no_other_files, nullptr);
+      sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    }
     sqlite3_create_function_v2(db_, "sleep_ms", 1, SQLITE_UTF8, &interrupted_,
                                sleep_ms, nullptr, nullptr, nullptr);
   }
@@ -264,7 +276,8 @@ public:
       uri_ = cfg.database_path;
     }
     // Keeps a shared in-memory database alive while no query runs.
-    keeper_ = std::make_unique<sqlite_connection>(uri_, nullptr);
+    keeper_ = std::make_unique<sqlite_connection>(uri_, nullptr, false);
+    confined_ = !cfg.external_access;
     for (const auto& sql : cfg.init_sql) {
       auto cur = keeper_->execute(sql);
       row_batch sink;
@@ -274,7 +287,7 @@ public:
   }
 
   std::unique_ptr<connection> connect() override {
-    return std::make_unique<sqlite_connection>(uri_, shared_from_this());
+    return std::make_unique<sqlite_connection>(uri_, shared_from_this(), confined_);
   }
 
   std::string_view engine_type() const override {
@@ -283,6 +296,7 @@ public:
 
 private:
   std::string uri_;
+  bool confined_ = true;
   std::unique_ptr<sqlite_connection> keeper_;
 };
 

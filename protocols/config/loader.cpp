@@ -340,7 +340,8 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
   w.check_keys(n, path,
                {"engine", "databasePath", "enabled", "maxRunningQueries",
                 "initSql", "healthCheckQuery", "endpoint", "host", "port",
-                "database", "user", "password", "poolSize", "auth", "queryAuth", "tls"});
+                "database", "user", "password", "poolSize", "auth", "queryAuth", "tls",
+                "externalAccess"});
   std::string engine;
   w.read(n, path, "engine", engine);
   if (engine == "duckDb")
@@ -418,6 +419,10 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
   else
     w.read_string_list(n, path, "initSql", out.init_sql);
   w.read(n, path, "healthCheckQuery", out.health_check_query);
+  w.read(n, path, "externalAccess", out.external_access);
+  if (out.external_access && out.engine != engine_kind::duck_db
+      && out.engine != engine_kind::sqlite)
+    w.report(path + ".externalAccess", "only duckDb and sqlite clusters run SQL in the gateway");
 }
 
 void read_group(walker& w, const std::string& name, const YAML::Node& n,

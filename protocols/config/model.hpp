@@ -77,6 +77,10 @@ struct cluster {
   /// Statements run once when the database is opened (demo data, setup).
   std::vector<std::string> init_sql;
   std::string health_check_query = "SELECT 1";
+  /// duckDb and sqlite: whether clients' SQL may reach beyond the
+  /// cluster's own database (files, the network, other databases), with
+  /// the gateway's rights on its host. initSql always may.
+  bool external_access = false;
   // Server engines (postgres, mysql): a URL, or the fields one by one.
   std::string endpoint; // postgres:// or mysql://user:password@host:port/database; trino: http://
   std::string host;

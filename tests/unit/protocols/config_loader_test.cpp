@@ -51,6 +51,7 @@ TEST(config_loader, minimal_config_gets_the_documented_defaults) {
   EXPECT_EQ(c.clusters[0].engine, engine_kind::duck_db);
   EXPECT_TRUE(c.clusters[0].enabled);
   EXPECT_FALSE(c.clusters[0].max_running_queries);
+  EXPECT_FALSE(c.clusters[0].external_access); // clients' SQL stays in its database
   ASSERT_EQ(c.groups.size(), 1u);
   EXPECT_EQ(c.groups[0].strategy, strategy_kind::round_robin);
   EXPECT_EQ(c.groups[0].capacity_wait_timeout, 300s);
@@ -486,4 +487,25 @@ clusterGroups: { g: { members: [d] } }
   EXPECT_TRUE(has_problem(worker, "queryflux.role: worker is not available in this build "
                                   "(standalone or controlPlane)"))
     << all_problems(worker);
+}
+
+TEST(config_loader, external_access_is_for_the_embedded_engines) {
+  auto r = load_from_string(R"(
+queryflux: {}
+clusters:
+  duck: { engine: duckDb, externalAccess: true }
+  pg: { engine: postgres, endpoint: "postgres://u@h/d", externalAccess: true }
+clusterGroups: { g: { members: [duck, pg] } }
+)");
+  EXPECT_TRUE(has_problem(r, "clusters.pg.externalAccess: only duckDb and sqlite clusters run "
+                             "SQL in the gateway"))
+    << all_problems(r);
+  auto ok = load_from_string(R"(
+queryflux: {}
+clusters: { duck: { engine: duckDb, externalAccess: true }, lite: { engine: sqlite } }
+clusterGroups: { g: { members: [duck, lite] } }
+)");
+  ASSERT_TRUE(ok.config) << all_problems(ok);
+  EXPECT_TRUE(ok.config->clusters[0].external_access);
+  EXPECT_FALSE(ok.config->clusters[1].external_access);
 }

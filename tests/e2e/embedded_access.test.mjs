@@ -1,0 +1,63 @@
+// The embedded engines run clients' SQL inside the gateway, with its
+// rights on its host: unless a cluster opts in (externalAccess), that SQL
+// reaches no file, network or other database beyond the cluster's own.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startGateway, config, runClient } from './support/gateway.mjs';
+
+let gw;
+let dir;
+let secret; // a file only the gateway's host has
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'qf-e2e-access-'));
+  secret = join(dir, 'secret.csv');
+  writeFileSync(secret, 'word\ngateway-only\n', { mode: 0o600 });
+  gw = await startGateway(config({
+    trinoPort: 23030,
+    adminPort: 23031,
+    clusters: {
+      duck: { engine: 'duckDb', initSql: ['CREATE TABLE mine AS SELECT 41 + 1 AS n'] },
+      lite: { engine: 'sqlite', initSql: ['CREATE TABLE mine (n int)', 'INSERT INTO mine VALUES (42)'] },
+      open: { engine: 'duckDb', externalAccess: true },
+    },
+    clusterGroups: { duck: { members: ['duck'] }, lite: { members: ['lite'] }, open: { members: ['open'] } },
+    routers: [{ type: 'header', headerName: 'X-QueryFlux-Group', headerValueToGroup: { lite: 'lite', open: 'open' } }],
+    routingFallback: 'duck',
+  }));
+});
+after(async () => {
+  await gw?.kill();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const run = (group, sql) => runClient(gw.trino('access', { extraHeaders: { 'X-QueryFlux-Group': group } }), sql);
+
+test('DuckDB: no files, no re-enabling, and the cluster\'s own tables as ever', async () => {
+  for (const sql of [`SELECT * FROM read_csv('${secret}')`, `COPY (SELECT 1) TO '${join(dir, 'out.csv')}'`,
+    `ATTACH '${join(dir, 'other.duckdb')}' AS other`]) {
+    const r = await run('duck', sql);
+    assert.match(r.error?.message ?? '', /disabled by configuration/, sql);
+  }
+  const again = await run('duck', 'SET enable_external_access = true');
+  assert.match(again.error?.message ?? '', /Cannot change enable_external_access/);
+  assert.ok(!existsSync(join(dir, 'out.csv')) && !existsSync(join(dir, 'other.duckdb')));
+  assert.deepEqual((await run('duck', 'SELECT n FROM mine')).data, [[42]]);
+});
+
+test('SQLite: no ATTACH and no VACUUM INTO, which would create or read any file', async () => {
+  for (const sql of [`ATTACH '${join(dir, 'other.db')}' AS other`, `VACUUM INTO '${join(dir, 'copy.db')}'`]) {
+    const r = await run('lite', sql);
+    assert.match(r.error?.message ?? '', /not authorized|authorization denied/, sql);
+  }
+  assert.ok(!existsSync(join(dir, 'other.db')) && !existsSync(join(dir, 'copy.db')));
+  assert.deepEqual((await run('lite', 'SELECT n FROM mine')).data, [[42]]);
+});
+
+test('a cluster with externalAccess: true reads files as DuckDB does', async () => {
+  const r = await run('open', `SELECT word FROM read_csv('${secret}')`);
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  assert.deepEqual(r.data, [['gateway-only']]);
+});
