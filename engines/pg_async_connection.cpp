@@ -334,6 +334,10 @@ bool pg_async_connection::drain_results() {
     PQclear(res);
   }
   pass_notices();
+  while (auto* n = PQnotifies(conn_)) { // a LISTEN's, for nobody: as the relay does
+    PQfreemem(n);
+    broken_ = true;
+  }
   // The listener may end this run and start the next one on this same
   // connection: nothing of this run is touched after it was told.
   auto to = to_;
@@ -498,6 +502,8 @@ bool pg_async_connection::relay_scan() {
     return false;
   }
   data_rows_ += r.data_rows;
+  if (r.notified) // it listens (LISTEN run from a function): not for the next client
+    broken_ = true;
   if (r.parse_complete)
     parsing_.clear(); // prepared: a later error leaves it so
   if (r.copy_in)

@@ -110,6 +110,8 @@ public:
                                   const parameters& params) override {
     ensure_connected();
     notices_.clear(); // a failed statement's: not for the next, maybe another client's
+    while (auto* n = PQnotifies(conn_)) // a LISTEN's, for nobody: not kept without bound
+      PQfreemem(n);
     std::vector<const char*> values;
     values.reserve(params.size());
     for (const auto& p : params)

@@ -185,6 +185,10 @@ void relay_messages(std::string_view in, relayed& r, uint32_t max_message,
       r.parse_complete = r.parse_complete || f.tag == '1';
       continue;
     }
+    if (f.tag == 'A') { // a notification: for a listener the pooled connection no longer serves
+      r.notified = true;
+      continue;
+    }
     if (f.tag == 'E') {
       read_error(f.body, r, r.messages, errors == server_errors::dropped);
     } else {

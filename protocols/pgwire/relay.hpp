@@ -32,6 +32,9 @@ struct relayed {
   bool parse_complete = false;
   /// Bytes arrived after ReadyForQuery (a notification).
   bool trailing = false;
+  /// A NotificationResponse came, and was not relayed: the connection
+  /// listens on behalf of nobody here (see server_session's LISTEN).
+  bool notified = false;
   /// The server waits for COPY FROM STDIN's data: its CopyInResponse
   /// (nothing follows it) is not among `messages` but here, a view of the
   /// input. The caller relays it and the client's data, or refuses the

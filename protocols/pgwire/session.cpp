@@ -697,7 +697,7 @@ bool server_session::local_statement(std::string_view kw) const {
   // does, with a warning.
   if (kw == "COMMIT" || kw == "END" || kw == "ROLLBACK" || kw == "ABORT")
     return transaction_ == transaction::idle;
-  for (auto k : {"SET", "SHOW", "DISCARD", "RESET", "DEALLOCATE"})
+  for (auto k : {"SET", "SHOW", "DISCARD", "RESET", "DEALLOCATE", "LISTEN", "UNLISTEN"})
     if (kw == k)
       return true;
   return false;
@@ -725,6 +725,17 @@ void server_session::run_locally(const std::string& sql) {
       other_settings_.emplace_back(name, value);
     }
     command_complete(out_, "SET");
+    return;
+  }
+  if (kw == "LISTEN") {
+    // A notification reaches the backend session that listens, and that
+    // session serves whoever runs the next statement on it.
+    fail(error("0A000", "LISTEN is not supported through QueryFlux: backend connections are "
+                        "pooled between statements, so no connection stays yours to hear on"));
+    return;
+  }
+  if (kw == "UNLISTEN") { // nothing listens
+    command_complete(out_, "UNLISTEN");
     return;
   }
   if (kw == "SHOW") {

@@ -1063,3 +1063,24 @@ test('a COPY into a server that stops reading holds the client back instead of t
   assert.deepEqual(raw.st.errors, []);
   assert.deepEqual(raw.st.tags, [`COPY ${ROWS}`]);
 });
+
+test("LISTEN is refused, and a notification on a pooled connection reaches no other client", T, async (t) => {
+  const gw = await laneGateway(t, 24166, { poolSize: 1, maxRunningQueries: 1 });
+  const a = await connected(gw);
+  gw.defer(() => a.end());
+  await assert.rejects(a.query('LISTEN qf_chan'), (e) => e.code === '0A000' && /LISTEN is not supported/.test(e.message));
+  // Past the keyword: the one pooled connection listens now.
+  await a.query("DO $$ BEGIN EXECUTE 'LISTEN qf_chan'; END $$");
+  const listener = (await a.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  await a.end();
+
+  const b = await connected(gw);
+  gw.defer(() => b.end());
+  const heard = [];
+  b.on('notification', (n) => heard.push(n.payload));
+  assert.equal((await b.query('SELECT pg_backend_pid() AS pid')).rows[0].pid, listener);
+  await b.query("NOTIFY qf_chan, 'for the listener only'");
+  const after = (await b.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  assert.deepEqual(heard, []);
+  assert.notEqual(after, listener, 'the listening connection went back to the pool');
+});

@@ -125,6 +125,14 @@ TEST(pgwire_relay, bytes_after_ready_for_query_are_noticed) {
   EXPECT_EQ(r.consumed, done.size() + 6);
 }
 
+TEST(pgwire_relay, a_notification_is_not_relayed_but_noticed) {
+  auto in = message('A', std::string("\0\0\0\7chan\0hi\0", 12)) + row + done + z();
+  auto r = relay_messages(in);
+  EXPECT_TRUE(r.notified);
+  EXPECT_EQ(r.messages, row + done);
+  EXPECT_EQ(r.consumed, in.size());
+}
+
 TEST(pgwire_relay, a_fatal_error_is_relayed_as_an_error) {
   std::string fields("SFATAL\0VFATAL\0C57P01\0Mterminating connection\0\0", 46);
   auto r = relay_messages(message('E', fields));

@@ -780,3 +780,17 @@ TEST(pgwire_session, an_execute_cannot_take_a_copy) {
   EXPECT_FALSE(s.copy_in_start());
   EXPECT_FALSE(s.copying_in());
 }
+
+TEST(pgwire_session, listen_is_refused_and_unlisten_has_nothing_to_do) {
+  // Notifications reach a backend session, which is pooled: LISTEN could
+  // only hear for whoever runs on that connection next.
+  auto s = started();
+  s.feed(query_message("LISTEN jobs; SELECT 1"));
+  EXPECT_FALSE(s.next_event()); // the error ends the whole query
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "EZ");
+  EXPECT_NE(out.find("0A000"), std::string::npos);
+  s.feed(query_message("UNLISTEN *"));
+  EXPECT_FALSE(s.next_event());
+  EXPECT_EQ(completions(s.take_output()), std::vector<std::string>{"UNLISTEN"});
+}
