@@ -502,7 +502,9 @@ bool pg_async_connection::relay_scan() {
     return false;
   }
   data_rows_ += r.data_rows;
-  if (r.notified) // it listens (LISTEN run from a function): not for the next client
+  // It listens (LISTEN from a function), or a function changed a setting
+  // of the server's session: not for the next client.
+  if (r.notified || r.setting_changed)
     broken_ = true;
   if (r.parse_complete)
     parsing_.clear(); // prepared: a later error leaves it so

@@ -192,6 +192,8 @@ void relay_messages(std::string_view in, relayed& r, uint32_t max_message,
     if (f.tag == 'E') {
       read_error(f.body, r, r.messages, errors == server_errors::dropped);
     } else {
+      if (f.tag == 'S')
+        r.setting_changed = true;
       if (f.tag == 'D' || f.tag == 'd') // a row, or a line of COPY TO STDOUT
         ++r.data_rows;
       r.messages.append(whole);

@@ -35,6 +35,10 @@ struct relayed {
   /// A NotificationResponse came, and was not relayed: the connection
   /// listens on behalf of nobody here (see server_session's LISTEN).
   bool notified = false;
+  /// A ParameterStatus came (relayed): the statement changed a reported
+  /// setting of the server's session (set_config('TimeZone', ...)), which
+  /// the next client on the connection must not inherit.
+  bool setting_changed = false;
   /// The server waits for COPY FROM STDIN's data: its CopyInResponse
   /// (nothing follows it) is not among `messages` but here, a view of the
   /// input. The caller relays it and the client's data, or refuses the

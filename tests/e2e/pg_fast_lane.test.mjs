@@ -1084,3 +1084,17 @@ test("LISTEN is refused, and a notification on a pooled connection reaches no ot
   assert.deepEqual(heard, []);
   assert.notEqual(after, listener, 'the listening connection went back to the pool');
 });
+
+test("a reported setting a function changed stays with its client's statement, not the pooled connection", T, async (t) => {
+  // set_config() passes by the session's own SET; the server reports the
+  // change (ParameterStatus), and the connection is let go.
+  const gw = await laneGateway(t, 24168, { poolSize: 1, maxRunningQueries: 1 });
+  const a = await connected(gw);
+  gw.defer(() => a.end());
+  const before = (await a.query("SELECT current_setting('TimeZone') AS tz")).rows[0].tz;
+  await a.query("SELECT set_config('TimeZone', 'Asia/Tokyo', false)");
+  await a.end();
+  const b = await connected(gw);
+  gw.defer(() => b.end());
+  assert.equal((await b.query("SELECT current_setting('TimeZone') AS tz")).rows[0].tz, before);
+});

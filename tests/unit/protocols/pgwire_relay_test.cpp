@@ -133,6 +133,14 @@ TEST(pgwire_relay, a_notification_is_not_relayed_but_noticed) {
   EXPECT_EQ(r.consumed, in.size());
 }
 
+TEST(pgwire_relay, a_parameter_status_is_relayed_and_noticed) {
+  auto status = message('S', std::string("TimeZone\0Asia/Tokyo\0", 20));
+  auto r = relay_messages(row + status + done + z());
+  EXPECT_TRUE(r.setting_changed);
+  EXPECT_EQ(r.messages, row + status + done);
+  EXPECT_FALSE(relay_messages(row + done + z()).setting_changed);
+}
+
 TEST(pgwire_relay, a_fatal_error_is_relayed_as_an_error) {
   std::string fields("SFATAL\0VFATAL\0C57P01\0Mterminating connection\0\0", 46);
   auto r = relay_messages(message('E', fields));
