@@ -20,7 +20,7 @@
 
 namespace qf::engines {
 
-/// Connection: reusable() (idle and sound), quiet() (nothing arrived
+/// Connection: poolable() (idle, sound, no client's state), quiet() (nothing arrived
 /// while idle), loop(), leave_loop()/join_loop() and a static open();
 /// Target: what a new one is opened with.
 template <class Connection, class Target>
@@ -82,7 +82,7 @@ public:
   /// Keeps the connection if it is fit for reuse and there is room;
   /// otherwise it closes.
   void give_back(std::shared_ptr<Connection> conn) {
-    if (!conn || !conn->reusable())
+    if (!conn || !conn->poolable())
       return;
     std::lock_guard guard{mtx_};
     if (!retired_ && idle_.size() < max_idle_)

@@ -66,6 +66,16 @@ public:
   /// Connected, idle, sound and in no transaction: fit for the next
   /// statement.
   bool reusable() const;
+  /// A client left state of its own in the server's session (a temporary
+  /// table): the connection serves it on, then closes instead of going
+  /// back to the pool, where the next client would see that state.
+  void hold_private_state() {
+    private_state_ = true;
+  }
+  /// Reusable, and by anyone.
+  bool poolable() const {
+    return reusable() && !private_state_;
+  }
 
   /// Connected, idle and sound inside a transaction (the server's
   /// SERVER_STATUS_IN_TRANS): its session's block goes on here.
@@ -135,6 +145,7 @@ private:
   bool in_run_ = false;
   bool paused_ = false;
   bool broken_ = false;
+  bool private_state_ = false; // see hold_private_state()
   std::shared_ptr<mysql_async_listener> to_;
   opened opened_;                                // while connecting
   std::shared_ptr<mysql_async_connection> self_; // while connecting

@@ -7,6 +7,7 @@
 
 #include "engines/mysql_client.hpp"
 #include "protocols/common/hex.hpp"
+#include "protocols/sql/statements.hpp"
 
 #include <atomic>
 #include <functional>
@@ -87,7 +88,16 @@ public:
 
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
+    // This connection serves whoever the connection actor serves next: a
+    // temporary table of the last client's goes with a new connection once
+    // no transaction holds it.
+    if (private_state_ && conn_ && (conn_->server_status & SERVER_STATUS_IN_TRANS) == 0) {
+      mysql_close(conn_);
+      conn_ = nullptr;
+      private_state_ = false;
+    }
     ensure_connected();
+    private_state_ = private_state_ || sql::creates_temporary_objects(sql);
     auto text = params.empty() ? sql : mysql_with_literals(conn_, sql, params);
     if (mysql_real_query(conn_, text.data(), text.size()) != 0)
       throw failure();
@@ -130,6 +140,7 @@ private:
 
   mysql_target target_;
   MYSQL* conn_ = nullptr;
+  bool private_state_ = false; // a client's temporary table lives in the session
   std::atomic<unsigned long> thread_id_{0};
 };
 

@@ -128,6 +128,16 @@ public:
 
   /// Idle, connected and in no transaction: fit for the next statement.
   bool reusable() const;
+  /// A client left state of its own in the server's session (a temporary
+  /// table): the connection serves it on, then closes instead of going
+  /// back to the pool, where the next client would see that state.
+  void hold_private_state() {
+    private_state_ = true;
+  }
+  /// Reusable, and by anyone.
+  bool poolable() const {
+    return reusable() && !private_state_;
+  }
 
   /// Idle and connected inside a transaction block (or a failed one),
   /// by the last ReadyForQuery: its session's block goes on here.
@@ -206,6 +216,7 @@ private:
   bool running_ = false;
   bool paused_ = false;
   bool broken_ = false;
+  bool private_state_ = false; // see hold_private_state()
 
   // A relay: the Query out, the answer in, read past libpq.
   bool relaying_ = false;

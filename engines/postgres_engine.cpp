@@ -5,6 +5,7 @@
 #include "engines/postgres_engine.hpp"
 
 #include "engines/postgres_results.hpp"
+#include "protocols/sql/statements.hpp"
 
 #include <libpq-fe.h>
 
@@ -108,7 +109,16 @@ public:
 
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
+    // This connection serves whoever the connection actor serves next: a
+    // temporary table of the last client's goes with a new connection once
+    // no transaction holds it.
+    if (private_state_ && conn_ && PQtransactionStatus(conn_) == PQTRANS_IDLE) {
+      PQfinish(conn_);
+      conn_ = nullptr;
+      private_state_ = false;
+    }
     ensure_connected();
+    private_state_ = private_state_ || sql::creates_temporary_objects(sql);
     notices_.clear(); // a failed statement's: not for the next, maybe another client's
     while (auto* n = PQnotifies(conn_)) // a LISTEN's, for nobody: not kept without bound
       PQfreemem(n);
@@ -199,6 +209,7 @@ private:
 
   std::string conninfo_;
   PGconn* conn_ = nullptr;
+  bool private_state_ = false; // a client's temporary table lives in the session
   std::vector<notice> notices_; // since take_notices()
   std::mutex cancel_mtx_;
   PGcancel* cancel_ = nullptr;

@@ -20,6 +20,7 @@
 #include "net/boundary/session_output.hpp"
 #include "net/boundary/session_timers.hpp"
 #include "net/wire/tcp_server.hpp"
+#include "protocols/sql/statements.hpp"
 #include "protocols/sql/transactions.hpp"
 
 #include <chrono>
@@ -195,6 +196,8 @@ protected:
   /// the query recorded once the answers ready now went out.
   void settle_fast(std::string status, std::string error) {
     auto& lane = *Derived::lane_of(*fast_->cluster);
+    if (backend_ && sql::creates_temporary_objects(fast_->sql))
+      backend_->hold_private_state();
     block_lost_ = settle_connection(*fast_, backend_, block_, lane,
                                     [weak = weak_self()](const void* which) {
                                       if (auto self = weak.lock())

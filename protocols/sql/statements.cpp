@@ -113,6 +113,39 @@ std::string leading_keywords(std::string_view statement, size_t count) {
   return out;
 }
 
+bool creates_temporary_objects(std::string_view script) {
+  // Most scripts say no TEMP anywhere: no need to split them.
+  auto has_temp = [](std::string_view s) {
+    for (size_t i = 0; i + 4 <= s.size(); ++i)
+      if ((s[i] | 0x20) == 't' && (s[i + 1] | 0x20) == 'e' && (s[i + 2] | 0x20) == 'm'
+          && (s[i + 3] | 0x20) == 'p')
+        return true;
+    return false;
+  };
+  if (!has_temp(script))
+    return false;
+  for (auto statement : split_statements(script)) {
+    std::string_view words[5];
+    auto text = leading_keywords(statement, 5);
+    std::string_view rest = text;
+    size_t n = 0;
+    while (!rest.empty() && n < 5) {
+      auto space = rest.find(' ');
+      words[n++] = rest.substr(0, space);
+      rest = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
+    }
+    if (n == 0 || words[0] != "CREATE")
+      continue;
+    for (size_t i = 1; i < n; ++i) {
+      if (words[i] == "TEMP" || words[i] == "TEMPORARY")
+        return true;
+      if (words[i] != "OR" && words[i] != "REPLACE" && words[i] != "GLOBAL" && words[i] != "LOCAL")
+        break;
+    }
+  }
+  return false;
+}
+
 size_t highest_placeholder(std::string_view s) {
   size_t highest = 0;
   size_t i = 0;

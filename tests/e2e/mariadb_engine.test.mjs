@@ -283,3 +283,18 @@ test("LOAD DATA LOCAL INFILE cannot read the gateway's files, through any fronte
     unlinkSync(file);
   }
 });
+
+test("through the Trino frontend too, a client's temporary table goes with its connection", async (t) => {
+  const cfg = config({
+    trinoPort: 23625,
+    adminPort: 23626,
+    clusters: { one: { engine: 'mysql', endpoint: MY_URL, maxRunningQueries: 1, poolSize: 1 } },
+    clusterGroups: { solo: { members: ['one'], maxRunningQueries: 1 } },
+  });
+  const solo = await startGateway(cfg);
+  t.after(() => solo.kill());
+  const made = await runClient(solo.trino('first'), "CREATE TEMPORARY TABLE qf_private AS SELECT 'a-data' AS v");
+  assert.equal(made.error, undefined, JSON.stringify(made.error));
+  const next = await runClient(solo.trino('second'), 'SELECT v FROM qf_private');
+  assert.match(next.error?.message ?? '', /doesn't exist/);
+});

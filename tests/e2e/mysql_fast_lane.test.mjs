@@ -302,3 +302,18 @@ test('a client silent inside a block past idleTransactionTimeout is let go, its 
     { timeoutMs: 3000, what: 'the slot freed' });
   assert.equal(Number((await d.query('SELECT count(*) AS n FROM qf_mylane_idle'))[0][0].n), 0);
 });
+
+test("a client's temporary table never reaches the next client on its pooled connection", async (t) => {
+  const gw = await laneGateway(t, 24252, { poolSize: 1, maxRunningQueries: 1 });
+  for (const statements of [
+    ["CREATE TEMPORARY TABLE qf_private AS SELECT 'a-data' AS v"],
+    ['BEGIN', "CREATE TEMPORARY TABLE qf_private AS SELECT 'a-data' AS v", 'COMMIT'],
+  ]) {
+    const a = await through(gw);
+    for (const sql of statements) await a.query(sql);
+    await a.end();
+    const b = await through(gw);
+    await assert.rejects(b.query('SELECT v FROM qf_private'), (e) => e.errno === 1146, statements.join('; '));
+    await b.end();
+  }
+});

@@ -1098,3 +1098,19 @@ test("a reported setting a function changed stays with its client's statement, n
   gw.defer(() => b.end());
   assert.equal((await b.query("SELECT current_setting('TimeZone') AS tz")).rows[0].tz, before);
 });
+
+test("a client's temporary table never reaches the next client on its pooled connection", T, async (t) => {
+  const gw = await laneGateway(t, 24170, { poolSize: 1, maxRunningQueries: 1 });
+  const steps = [
+    ["CREATE TEMP TABLE qf_private AS SELECT 'a-data' AS v"],
+    ['BEGIN', "CREATE TEMPORARY TABLE qf_private AS SELECT 'a-data' AS v", 'COMMIT'],
+  ];
+  for (const statements of steps) {
+    const a = await connected(gw);
+    for (const sql of statements) await a.query(sql);
+    await a.end();
+    const b = await connected(gw);
+    await assert.rejects(b.query('SELECT v FROM pg_temp.qf_private'), (e) => e.code === '42P01', statements.join('; '));
+    await b.end();
+  }
+});

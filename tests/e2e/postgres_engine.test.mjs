@@ -469,3 +469,19 @@ test('pgjdbc: statement metadata, server-side prepared statements, fetch size, e
     'timestamptz 2024-02-29T12:00:00Z',
   ]);
 });
+
+test("through the Trino frontend too, a client's temporary table goes with its connection", async (t) => {
+  // One connection actor: the next query runs where the table was made.
+  const cfg = config({
+    trinoPort: 23225,
+    adminPort: 23226,
+    clusters: { one: { engine: 'postgres', endpoint: PG_URL, maxRunningQueries: 1, poolSize: 1 } },
+    clusterGroups: { solo: { members: ['one'], maxRunningQueries: 1 } },
+  });
+  const solo = await startGateway(cfg);
+  t.after(() => solo.kill());
+  const made = await runClient(solo.trino('first'), "CREATE TEMP TABLE qf_private AS SELECT 'a-data' AS v");
+  assert.equal(made.error, undefined, JSON.stringify(made.error));
+  const next = await runClient(solo.trino('second'), 'SELECT v FROM pg_temp.qf_private');
+  assert.match(next.error?.message ?? '', /does not exist/);
+});

@@ -67,6 +67,9 @@ TEST(mysql_url, parses_every_part_and_decodes_them) {
 }
 
 TEST_F(mysql_engine, types_nulls_and_unicode) {
+  // In a transaction: a temporary table outside one lasts a statement
+  // (a_temporary_table_goes_with_the_connection below).
+  run(*conn, "START TRANSACTION");
   run(*conn, "CREATE TEMPORARY TABLE typed (i BIGINT, s VARCHAR(40), n INT, "
              "d DECIMAL(10,2), day DATE, ts DATETIME(3), f DOUBLE, b VARBINARY(4), "
              "u BIGINT UNSIGNED)");
@@ -90,6 +93,17 @@ TEST_F(mysql_engine, types_nulls_and_unicode) {
   EXPECT_EQ(r.rows.at(0, 7), std::string("\x00\xff", 2));
   EXPECT_EQ(r.columns[8].type, (sql_type{type_id::decimal, 20, 0}));
   EXPECT_EQ(r.rows.at(0, 8), "18446744073709551615");
+}
+
+TEST_F(mysql_engine, a_temporary_table_goes_with_the_connection_once_no_transaction_holds_it) {
+  // The connection serves whoever its actor serves next.
+  run(*conn, "START TRANSACTION");
+  run(*conn, "CREATE TEMPORARY TABLE mine (x INT)");
+  run(*conn, "INSERT INTO mine VALUES (1)");
+  EXPECT_EQ(run(*conn, "SELECT count(*) FROM mine").rows.at(0, 0), "1");
+  run(*conn, "COMMIT");
+  EXPECT_THROW(run(*conn, "SELECT count(*) FROM mine"), engine_error);
+  EXPECT_EQ(run(*conn, "SELECT 1").rows.at(0, 0), "1");
 }
 
 TEST_F(mysql_engine, parameters_become_escaped_literals) {

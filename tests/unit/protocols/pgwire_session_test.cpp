@@ -632,6 +632,18 @@ TEST(sql_statements, leading_keywords) {
   EXPECT_EQ(sql::leading_keyword(""), "");
 }
 
+TEST(sql_statements, temporary_objects_are_told_apart) {
+  EXPECT_TRUE(sql::creates_temporary_objects("CREATE TEMP TABLE t (x int)"));
+  EXPECT_TRUE(sql::creates_temporary_objects("create temporary table t as select 1"));
+  EXPECT_TRUE(sql::creates_temporary_objects("CREATE GLOBAL TEMPORARY TABLE t (x int)"));
+  EXPECT_TRUE(sql::creates_temporary_objects("create or replace temp view v as select 1"));
+  EXPECT_TRUE(sql::creates_temporary_objects("SELECT 1; /* then */ CREATE TEMPORARY TABLE t (x int)"));
+  EXPECT_FALSE(sql::creates_temporary_objects("CREATE TABLE temperatures (x int)"));
+  EXPECT_FALSE(sql::creates_temporary_objects("SELECT 'create temp table' AS t"));
+  EXPECT_FALSE(sql::creates_temporary_objects("-- create temp table t\nSELECT 1"));
+  EXPECT_FALSE(sql::creates_temporary_objects("SELECT abalance FROM pgbench_accounts WHERE aid = 1"));
+}
+
 TEST(sql_statements, after_leading_keyword_skips_blanks_and_comments_on_both_sides) {
   EXPECT_EQ(sql::after_leading_keyword("SET x = 1"), "x = 1");
   EXPECT_EQ(sql::after_leading_keyword("\n  SET /* why */ \t search_path TO app"),
