@@ -97,7 +97,7 @@ public:
       private_state_ = false;
     }
     ensure_connected();
-    private_state_ = private_state_ || sql::creates_temporary_objects(sql);
+    private_state_ = private_state_ || sql::leaves_session_state(sql);
     auto text = params.empty() ? sql : mysql_with_literals(conn_, sql, params);
     if (mysql_real_query(conn_, text.data(), text.size()) != 0)
       throw failure();

@@ -118,7 +118,7 @@ public:
       private_state_ = false;
     }
     ensure_connected();
-    private_state_ = private_state_ || sql::creates_temporary_objects(sql);
+    private_state_ = private_state_ || sql::leaves_session_state(sql);
     notices_.clear(); // a failed statement's: not for the next, maybe another client's
     while (auto* n = PQnotifies(conn_)) // a LISTEN's, for nobody: not kept without bound
       PQfreemem(n);

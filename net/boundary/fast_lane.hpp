@@ -64,16 +64,17 @@ struct fast_block {
 
 /// Where a fast statement's connection goes once it ended: one the server
 /// left inside a transaction stays in `block` (opened if need be), with
-/// the slot; any other goes back to `lane` and the block, if any, ends.
+/// the slot; one that holds its client's own session state goes to
+/// `keep(conn)`, any other back to `lane`; the block, if any, ends.
 /// True when a block was lost with its connection: its client must go
 /// too, rather than carry on outside the transaction it thinks it is in.
 /// `hung_up(conn)` runs on the loop if the server hangs up the connection
 /// while it waits between the block's statements; told once per block
 /// (the connection only tells while no statement runs on it).
-template <class Connection, class Lane, class HungUp>
+template <class Connection, class Lane, class HungUp, class Keep>
 bool settle_connection(fast_statement& st, std::shared_ptr<Connection>& backend,
                        std::optional<fast_block<Connection>>& block, Lane& lane,
-                       HungUp hung_up) {
+                       HungUp hung_up, Keep keep) {
   if (backend && backend->holds_transaction()) {
     if (!block) {
       block.emplace(fast_block<Connection>{st.cluster, st.route, nullptr});
@@ -88,7 +89,9 @@ bool settle_connection(fast_statement& st, std::shared_ptr<Connection>& backend,
   bool lost = block && (!backend || !backend->reusable());
   if (block && backend)
     backend->when_hung_up_idle(nullptr); // back in the pool, nobody to tell
-  if (backend)
+  if (backend && backend->reusable() && !backend->poolable())
+    keep(std::exchange(backend, nullptr));
+  else if (backend)
     lane.give_back(std::exchange(backend, nullptr));
   block.reset();
   return lost;

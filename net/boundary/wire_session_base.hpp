@@ -168,6 +168,8 @@ protected:
   /// The admitted statement starts on an idle connection of this loop, or
   /// once one is fetched (moved from another loop, or opened).
   void take_backend() {
+    if (auto own = take_private_backend())
+      return self().start_backend(std::move(own));
     auto lane = Derived::lane_of(*fast_->cluster);
     if (auto idle = lane->take(conn_->loop()))
       return self().start_backend(std::move(idle));
@@ -196,13 +198,15 @@ protected:
   /// the query recorded once the answers ready now went out.
   void settle_fast(std::string status, std::string error) {
     auto& lane = *Derived::lane_of(*fast_->cluster);
-    if (backend_ && sql::creates_temporary_objects(fast_->sql))
+    if (backend_ && sql::leaves_session_state(fast_->sql))
       backend_->hold_private_state();
-    block_lost_ = settle_connection(*fast_, backend_, block_, lane,
-                                    [weak = weak_self()](const void* which) {
-                                      if (auto self = weak.lock())
-                                        self->block_hung_up(which);
-                                    })
+    block_lost_ = settle_connection(
+                    *fast_, backend_, block_, lane,
+                    [weak = weak_self()](const void* which) {
+                      if (auto self = weak.lock())
+                        self->block_hung_up(which);
+                    },
+                    [this](std::shared_ptr<Backend> own) { keep_private_backend(std::move(own)); })
                   && !closed_;
     auto done = std::move(*fast_);
     fast_.reset();
@@ -285,7 +289,36 @@ protected:
   /// already): an open block rolls back, on the actor path's pinned
   /// connection or the fast lane's (which closes), and the fast statement
   /// is cancelled; their slots are freed.
+  /// The client's statement left state of its own in the server's session
+  /// (sql::leaves_session_state): the connection stays with this session,
+  /// never pooled, and its next statements on that cluster run there, as
+  /// ProxySQL stops multiplexing such a client. One at a time: a second
+  /// (another cluster's) replaces it.
+  void keep_private_backend(std::shared_ptr<Backend> own) {
+    private_backend_ = std::move(own);
+    private_cluster_ = fast_->cluster;
+    private_resets_ = self().session_.session_resets();
+  }
+
+  /// The kept connection, if this statement runs on its cluster. A client
+  /// that reset its session (DISCARD ALL, COM_RESET_CONNECTION) lets it go.
+  std::shared_ptr<Backend> take_private_backend() {
+    if (!private_backend_)
+      return nullptr;
+    if (private_resets_ != self().session_.session_resets() || !private_backend_->reusable()) {
+      private_backend_.reset();
+      private_cluster_.reset();
+      return nullptr;
+    }
+    if (private_cluster_ != fast_->cluster)
+      return nullptr;
+    private_cluster_.reset();
+    return std::exchange(private_backend_, nullptr);
+  }
+
   void let_backends_go() {
+    private_backend_.reset();
+    private_cluster_.reset();
     if (pinned_)
       abandon_transaction(*node_, *pinned_);
     pinned_.reset();
@@ -316,6 +349,9 @@ protected:
   // The fast lane.
   std::optional<fast_statement> fast_;
   std::shared_ptr<fast_lane_books> books_;
+  std::shared_ptr<Backend> private_backend_; // see keep_private_backend()
+  std::shared_ptr<cluster_state> private_cluster_;
+  uint64_t private_resets_ = 0;
   engines::parameters params_;
   std::shared_ptr<Backend> backend_;
   std::optional<fast_block<Backend>> block_;

@@ -315,6 +315,7 @@ void server_session::end_block_with(std::string sql) {
 /// connection goes back (mysql2's resetOnRelease, Connector/J's
 /// useResetConnection).
 void server_session::reset_connection() {
+  ++resets_;
   prepared_.clear();
   autocommit_ = true;
   if (block_open_)
@@ -333,6 +334,7 @@ void server_session::change_user(com_change_user c) {
     state_ = state::closing;
     return;
   }
+  ++resets_;
   prepared_.clear();
   autocommit_ = true;
   changing_user_ = true;

@@ -82,6 +82,13 @@ public:
     return database_;
   }
 
+  /// How many times the client reset its session (COM_RESET_CONNECTION,
+  /// COM_CHANGE_USER): a backend connection kept for its session state
+  /// goes then.
+  uint64_t session_resets() const {
+    return resets_;
+  }
+
   // -- driver reports ---------------------------------------------------------
 
   void tls_started();
@@ -106,6 +113,7 @@ public:
 private:
   enum class state { login, tls_handshake, awaiting_accept, idle, running,
                      closing };
+  uint64_t resets_ = 0;
 
   void process();
   void handle_login(const packet& p);

@@ -769,6 +769,7 @@ void server_session::run_locally(const std::string& sql) {
     if (what == "all") {
       reset_setting("all");
       statements_.clear();
+      ++resets_;
     }
     command_complete(out_, sql::leading_keywords(sql, 2));
     return;

@@ -178,6 +178,12 @@ public:
   // ours, as PostgreSQL does; the server's answer ends the statement as
   // relay_end() says.
 
+  /// How many times the client reset its session (DISCARD ALL): a backend
+  /// connection kept for its session state goes then.
+  uint64_t session_resets() const {
+    return resets_;
+  }
+
   /// False when the running statement cannot take a copy (an Execute's).
   bool copy_in_start();
   bool copying_in() const {
@@ -272,6 +278,7 @@ private:
   enum class copy_in { none, open, sent };
   copy_in copy_in_ = copy_in::none;
   std::string copy_messages_; // the client's, for the server
+  uint64_t resets_ = 0;
   bool tls_ = false;
 
   // The extended protocol: named (and unnamed "") statements and portals,

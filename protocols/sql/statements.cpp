@@ -113,36 +113,79 @@ std::string leading_keywords(std::string_view statement, size_t count) {
   return out;
 }
 
-bool creates_temporary_objects(std::string_view script) {
-  // Most scripts say no TEMP anywhere: no need to split them.
-  auto has_temp = [](std::string_view s) {
-    for (size_t i = 0; i + 4 <= s.size(); ++i)
-      if ((s[i] | 0x20) == 't' && (s[i + 1] | 0x20) == 'e' && (s[i + 2] | 0x20) == 'm'
-          && (s[i + 3] | 0x20) == 'p')
-        return true;
-    return false;
-  };
-  if (!has_temp(script))
-    return false;
-  for (auto statement : split_statements(script)) {
-    std::string_view words[5];
-    auto text = leading_keywords(statement, 5);
-    std::string_view rest = text;
-    size_t n = 0;
-    while (!rest.empty() && n < 5) {
-      auto space = rest.find(' ');
-      words[n++] = rest.substr(0, space);
-      rest = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
-    }
-    if (n == 0 || words[0] != "CREATE")
-      continue;
-    for (size_t i = 1; i < n; ++i) {
-      if (words[i] == "TEMP" || words[i] == "TEMPORARY")
-        return true;
-      if (words[i] != "OR" && words[i] != "REPLACE" && words[i] != "GLOBAL" && words[i] != "LOCAL")
-        break;
-    }
+namespace {
+
+char lower_ascii(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+bool contains_ignoring_case(std::string_view s, std::string_view word) {
+  for (size_t i = 0; i + word.size() <= s.size(); ++i) {
+    size_t k = 0;
+    while (k < word.size() && lower_ascii(s[i + k]) == word[k])
+      ++k;
+    if (k == word.size())
+      return true;
   }
+  return false;
+}
+
+/// A call of a function that takes a lock held by the session, not the
+/// transaction: MySQL's GET_LOCK, PostgreSQL's session advisory locks.
+bool calls_session_lock(std::string_view s) {
+  for (size_t open = s.find('('); open != std::string_view::npos; open = s.find('(', open + 1)) {
+    size_t start = open;
+    while (start > 0 && (std::isalnum(static_cast<unsigned char>(s[start - 1])) || s[start - 1] == '_'))
+      --start;
+    std::string name;
+    for (auto c : s.substr(start, open - start))
+      name += lower_ascii(c);
+    for (auto fn : {"get_lock", "pg_advisory_lock", "pg_advisory_lock_shared", "pg_try_advisory_lock",
+                    "pg_try_advisory_lock_shared"})
+      if (name == fn)
+        return true;
+  }
+  return false;
+}
+
+/// MySQL's user variables, set by := or SELECT ... INTO @v.
+bool assigns_user_variable(std::string_view s) {
+  auto at = s.find('@');
+  if (at == std::string_view::npos)
+    return false;
+  return s.find(":=") != std::string_view::npos || contains_ignoring_case(s, "into @");
+}
+
+bool statement_leaves_state(std::string_view statement) {
+  auto words = leading_keywords(statement, 5);
+  auto starts = [&](std::string_view w) { return words.rfind(w, 0) == 0; };
+  if (starts("CREATE ")) { // [OR REPLACE] [GLOBAL|LOCAL] TEMP[ORARY]
+    for (auto temp : {"CREATE TEMP", "CREATE TEMPORARY", "CREATE GLOBAL TEMP", "CREATE LOCAL TEMP",
+                      "CREATE OR REPLACE TEMP", "CREATE GLOBAL TEMPORARY", "CREATE LOCAL TEMPORARY",
+                      "CREATE OR REPLACE TEMPORARY"})
+      if (words == temp || starts(std::string{temp} + ' '))
+        return true;
+    return false;
+  }
+  if (starts("SELECT") || starts("WITH"))
+    return contains_ignoring_case(statement, "into temp");
+  return words == "PREPARE" || starts("PREPARE ") || starts("LOCK TABLE")
+         || (starts("DECLARE ") && contains_ignoring_case(statement, "with hold"));
+}
+
+} // namespace
+
+bool leaves_session_state(std::string_view script) {
+  if (calls_session_lock(script) || assigns_user_variable(script))
+    return true;
+  auto first = leading_keyword(script);
+  bool maybe = first == "CREATE" || first == "PREPARE" || first == "LOCK" || first == "DECLARE"
+               || contains_ignoring_case(script, "temp");
+  if (!maybe) // most statements: no need to split them
+    return false;
+  for (auto statement : split_statements(script))
+    if (statement_leaves_state(statement))
+      return true;
   return false;
 }
 

@@ -26,11 +26,13 @@ std::string leading_keywords(std::string_view statement, size_t count);
 /// either side of it: "x = 1" of "SET x = 1".
 std::string_view after_leading_keyword(std::string_view statement);
 
-/// Whether the script creates a temporary table (or view, or sequence):
-/// state of the server's session that a pooled connection must not carry
-/// to its next client. CREATE [OR REPLACE] [GLOBAL|LOCAL] TEMP[ORARY] in
-/// any of its statements.
-bool creates_temporary_objects(std::string_view script);
+/// Whether the script leaves state in the server's session that its
+/// client may count on and that no other client may see: a temporary
+/// table (view, sequence), an SQL-level prepared statement, a lock held
+/// by the session (GET_LOCK, pg_advisory_lock, LOCK TABLES), a MySQL user
+/// variable, a cursor WITH HOLD. Read from the text, so a function that
+/// does so unseen is not found.
+bool leaves_session_state(std::string_view script);
 
 /// Whether a statement led by this keyword answers with rows. DuckDB
 /// answers other statements with one "Count" column, which the wire

@@ -303,17 +303,26 @@ test('a client silent inside a block past idleTransactionTimeout is let go, its 
   assert.equal(Number((await d.query('SELECT count(*) AS n FROM qf_mylane_idle'))[0][0].n), 0);
 });
 
-test("a client's temporary table never reaches the next client on its pooled connection", async (t) => {
+test('session state stays with its client: temporary tables, user variables and GET_LOCK work, and nobody else sees them', async (t) => {
   const gw = await laneGateway(t, 24252, { poolSize: 1, maxRunningQueries: 1 });
-  for (const statements of [
-    ["CREATE TEMPORARY TABLE qf_private AS SELECT 'a-data' AS v"],
-    ['BEGIN', "CREATE TEMPORARY TABLE qf_private AS SELECT 'a-data' AS v", 'COMMIT'],
-  ]) {
+  for (const opening of [[], ['BEGIN']]) {
     const a = await through(gw);
-    for (const sql of statements) await a.query(sql);
-    await a.end();
+    for (const sql of opening) await a.query(sql);
+    await a.query("CREATE TEMPORARY TABLE qf_private AS SELECT 'a-data' AS v");
+    if (opening.length) await a.query('COMMIT');
+    await a.query("SELECT @qf_secret := 'a-var'");
+    assert.equal(Number((await a.query("SELECT GET_LOCK('qf_lock', 0) AS got"))[0][0].got), 1);
+    assert.deepEqual((await a.query('SELECT v FROM qf_private'))[0], [{ v: 'a-data' }]);
+    assert.deepEqual((await a.query('SELECT @qf_secret AS s'))[0], [{ s: 'a-var' }]);
+
     const b = await through(gw);
-    await assert.rejects(b.query('SELECT v FROM qf_private'), (e) => e.errno === 1146, statements.join('; '));
+    await assert.rejects(b.query('SELECT v FROM qf_private'), (e) => e.errno === 1146);
+    assert.deepEqual((await b.query('SELECT @qf_secret AS s'))[0], [{ s: null }]);
+    assert.equal(Number((await b.query("SELECT GET_LOCK('qf_lock', 0) AS got"))[0][0].got), 0);
+    await a.end(); // its connection closes, and its lock with it
+    await waitFor(async () => Number((await b.query("SELECT GET_LOCK('qf_lock', 0) AS got"))[0][0].got) === 1,
+      { what: 'the lock to go with its session' });
+    await b.query("SELECT RELEASE_LOCK('qf_lock')");
     await b.end();
   }
 });

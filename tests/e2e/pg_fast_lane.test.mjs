@@ -1099,18 +1099,34 @@ test("a reported setting a function changed stays with its client's statement, n
   assert.equal((await b.query("SELECT current_setting('TimeZone') AS tz")).rows[0].tz, before);
 });
 
-test("a client's temporary table never reaches the next client on its pooled connection", T, async (t) => {
+test("session state stays with its client: temporary tables, PREPARE and advisory locks work, and nobody else sees them", T, async (t) => {
+  // poolSize 1: without the kept connection the next client would get the
+  // very connection that holds the first one's state.
   const gw = await laneGateway(t, 24170, { poolSize: 1, maxRunningQueries: 1 });
-  const steps = [
-    ["CREATE TEMP TABLE qf_private AS SELECT 'a-data' AS v"],
-    ['BEGIN', "CREATE TEMPORARY TABLE qf_private AS SELECT 'a-data' AS v", 'COMMIT'],
-  ];
-  for (const statements of steps) {
+  for (const opening of [[], ['BEGIN']]) {
     const a = await connected(gw);
-    for (const sql of statements) await a.query(sql);
-    await a.end();
+    for (const sql of opening) await a.query(sql);
+    await a.query("CREATE TEMP TABLE qf_private AS SELECT 'a-data' AS v");
+    if (opening.length) await a.query('COMMIT');
+    await a.query('PREPARE qf_mine AS SELECT 7 AS n');
+    assert.equal((await a.query('SELECT pg_try_advisory_lock(4242) AS got')).rows[0].got, true);
+    // Later statements of the same client find all of it.
+    assert.deepEqual((await a.query('SELECT v FROM pg_temp.qf_private')).rows, [{ v: 'a-data' }]);
+    assert.deepEqual((await a.query('EXECUTE qf_mine')).rows, [{ n: 7 }]);
+
     const b = await connected(gw);
-    await assert.rejects(b.query('SELECT v FROM pg_temp.qf_private'), (e) => e.code === '42P01', statements.join('; '));
+    await assert.rejects(b.query('SELECT v FROM pg_temp.qf_private'), (e) => e.code === '42P01');
+    assert.equal((await b.query('SELECT pg_try_advisory_lock(4242) AS got')).rows[0].got, false);
+    await a.end(); // its connection closes, and its lock with it
+    await waitFor(async () => (await b.query('SELECT pg_try_advisory_lock(4242) AS got')).rows[0].got,
+      { what: 'the lock to go with its session' });
+    await b.query('SELECT pg_advisory_unlock_all()');
     await b.end();
   }
+  // DISCARD ALL lets the session's state go, as PostgreSQL drops it.
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  await c.query('CREATE TEMP TABLE qf_gone (x int)');
+  await c.query('DISCARD ALL');
+  await assert.rejects(c.query('SELECT * FROM qf_gone'), (e) => e.code === '42P01');
 });

@@ -632,16 +632,21 @@ TEST(sql_statements, leading_keywords) {
   EXPECT_EQ(sql::leading_keyword(""), "");
 }
 
-TEST(sql_statements, temporary_objects_are_told_apart) {
-  EXPECT_TRUE(sql::creates_temporary_objects("CREATE TEMP TABLE t (x int)"));
-  EXPECT_TRUE(sql::creates_temporary_objects("create temporary table t as select 1"));
-  EXPECT_TRUE(sql::creates_temporary_objects("CREATE GLOBAL TEMPORARY TABLE t (x int)"));
-  EXPECT_TRUE(sql::creates_temporary_objects("create or replace temp view v as select 1"));
-  EXPECT_TRUE(sql::creates_temporary_objects("SELECT 1; /* then */ CREATE TEMPORARY TABLE t (x int)"));
-  EXPECT_FALSE(sql::creates_temporary_objects("CREATE TABLE temperatures (x int)"));
-  EXPECT_FALSE(sql::creates_temporary_objects("SELECT 'create temp table' AS t"));
-  EXPECT_FALSE(sql::creates_temporary_objects("-- create temp table t\nSELECT 1"));
-  EXPECT_FALSE(sql::creates_temporary_objects("SELECT abalance FROM pgbench_accounts WHERE aid = 1"));
+TEST(sql_statements, statements_that_leave_session_state_are_told_apart) {
+  for (auto yes : {"CREATE TEMP TABLE t (x int)", "create temporary table t as select 1",
+                   "CREATE GLOBAL TEMPORARY TABLE t (x int)", "create or replace temp view v as select 1",
+                   "SELECT 1; /* then */ CREATE TEMPORARY TABLE t (x int)",
+                   "SELECT * INTO TEMP t FROM x", "PREPARE q AS SELECT 1", "LOCK TABLES t WRITE",
+                   "DECLARE c CURSOR WITH HOLD FOR SELECT 1", "SELECT GET_LOCK('job', 10)",
+                   "select pg_advisory_lock(1)", "SELECT pg_try_advisory_lock_shared(7)",
+                   "SELECT @v := 5", "SELECT 'x' INTO @v"})
+    EXPECT_TRUE(sql::leaves_session_state(yes)) << yes;
+  for (auto no : {"CREATE TABLE temperatures (x int)", "SELECT 'create temp table' AS t",
+                  "-- create temp table t\nSELECT 1", "SELECT pg_advisory_xact_lock(1)",
+                  "SELECT abalance FROM pgbench_accounts WHERE aid = 1", "SELECT data @> '{}' FROM t",
+                  "DO $$ BEGIN x := 1; END $$", "SELECT x::int FROM t", "SELECT @v",
+                  "DECLARE c CURSOR FOR SELECT 1", "SELECT my_get_lock(1)"})
+    EXPECT_FALSE(sql::leaves_session_state(no)) << no;
 }
 
 TEST(sql_statements, after_leading_keyword_skips_blanks_and_comments_on_both_sides) {
