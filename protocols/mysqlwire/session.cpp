@@ -423,6 +423,8 @@ bool server_session::answer_locally(const std::string& sql) {
   auto kw = sql::leading_keyword(text);
   auto low = lower(text);
   if (kw == "SET") {
+    if (sql::leaves_session_state(text)) // user variables: the server keeps them
+      return false;
     if (auto on = autocommit_assignment(sql::after_leading_keyword(text)))
       set_autocommit(*on);
     else

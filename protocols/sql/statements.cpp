@@ -148,12 +148,19 @@ bool calls_session_lock(std::string_view s) {
   return false;
 }
 
-/// MySQL's user variables, set by := or SELECT ... INTO @v.
+/// MySQL's user variables (@v; @@v is a system variable), set by SET,
+/// := or SELECT ... INTO @v.
 bool assigns_user_variable(std::string_view s) {
-  auto at = s.find('@');
-  if (at == std::string_view::npos)
+  bool user_variable = false;
+  for (auto at = s.find('@'); at != std::string_view::npos && !user_variable;
+       at = s.find('@', at + 1)) {
+    bool system = (at + 1 < s.size() && s[at + 1] == '@') || (at > 0 && s[at - 1] == '@');
+    user_variable = !system;
+  }
+  if (!user_variable)
     return false;
-  return s.find(":=") != std::string_view::npos || contains_ignoring_case(s, "into @");
+  return s.find(":=") != std::string_view::npos || contains_ignoring_case(s, "into @")
+         || leading_keyword(s) == "SET";
 }
 
 bool statement_leaves_state(std::string_view statement) {

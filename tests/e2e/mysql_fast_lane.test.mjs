@@ -310,7 +310,7 @@ test('session state stays with its client: temporary tables, user variables and 
     for (const sql of opening) await a.query(sql);
     await a.query("CREATE TEMPORARY TABLE qf_private AS SELECT 'a-data' AS v");
     if (opening.length) await a.query('COMMIT');
-    await a.query("SELECT @qf_secret := 'a-var'");
+    await a.query(opening.length ? "SELECT @qf_secret := 'a-var'" : "SET @qf_secret = 'a-var'");
     assert.equal(Number((await a.query("SELECT GET_LOCK('qf_lock', 0) AS got"))[0][0].got), 1);
     assert.deepEqual((await a.query('SELECT v FROM qf_private'))[0], [{ v: 'a-data' }]);
     assert.deepEqual((await a.query('SELECT @qf_secret AS s'))[0], [{ s: 'a-var' }]);

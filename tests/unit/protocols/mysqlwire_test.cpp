@@ -805,3 +805,18 @@ TEST(mysqlwire_session, a_truncated_change_user_is_an_error_not_a_crash) {
   EXPECT_EQ(out[0].payload[0], '\xff');
   EXPECT_FALSE(s.closing());
 }
+
+TEST(mysqlwire_session, a_user_variable_goes_to_the_server_other_sets_stay_here) {
+  // The server keeps user variables; the driver keeps the connection that
+  // holds them for this client (sql::leaves_session_state).
+  auto s = logged_in();
+  s.feed(command_packet("\x03SET @v = 'mine'"));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).sql, "SET @v = 'mine'");
+  s.complete(0);
+  s.take_output();
+  s.feed(command_packet("\x03SET NAMES utf8mb4"));
+  EXPECT_FALSE(s.next_event()); // answered here
+  EXPECT_EQ(packets_of(s.take_output()).at(0).payload[0], '\0');
+}
