@@ -336,7 +336,7 @@ bool pg_async_connection::drain_results() {
   pass_notices();
   while (auto* n = PQnotifies(conn_)) { // a LISTEN's, for nobody: as the relay does
     PQfreemem(n);
-    broken_ = true;
+    private_state_ = true;
   }
   // The listener may end this run and start the next one on this same
   // connection: nothing of this run is touched after it was told.
@@ -503,9 +503,9 @@ bool pg_async_connection::relay_scan() {
   }
   data_rows_ += r.data_rows;
   // It listens (LISTEN from a function), or a function changed a setting
-  // of the server's session: not for the next client.
+  // of the server's session: its client's alone (hold_private_state()).
   if (r.notified || r.setting_changed)
-    broken_ = true;
+    private_state_ = true;
   if (r.parse_complete)
     parsing_.clear(); // prepared: a later error leaves it so
   if (r.copy_in)
