@@ -78,9 +78,10 @@ TEST(pgwire_relay, copy_to_stdout_passes_with_its_lines_counted) {
 }
 
 TEST(pgwire_relay, copy_from_stdin_stops_the_reading_at_the_servers_request) {
-  const std::string notice = message('N', std::string("SNOTICE\0Mhi\0\0", 15));
+  const std::string notice = message('N', std::string("SNOTICE\0Mhi\0\0", 13));
   const std::string in_response = message('G', std::string("\0\0\1\0\0", 5));
-  auto r = relay_messages(notice + in_response);
+  auto in = notice + in_response; // copy_in_response views it
+  auto r = relay_messages(in);
   EXPECT_TRUE(r.copy_in);
   EXPECT_EQ(r.fault, nullptr);
   EXPECT_EQ(r.messages, notice);
@@ -91,7 +92,7 @@ TEST(pgwire_relay, copy_from_stdin_stops_the_reading_at_the_servers_request) {
 
 TEST(pgwire_relay, dropped_errors_are_read_but_not_relayed) {
   qf::pgwire::relayed r;
-  auto failed = message('E', std::string("SERROR\0C57014\0McopyFail\0\0", 27)) + z();
+  auto failed = message('E', std::string("SERROR\0C57014\0McopyFail\0\0", 25)) + z();
   relay_messages(failed, r, qf::pgwire::default_max_message, qf::pgwire::server_errors::dropped);
   ASSERT_TRUE(r.error_code);
   EXPECT_EQ(*r.error_code, "57014");
