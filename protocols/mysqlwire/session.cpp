@@ -256,7 +256,10 @@ void server_session::handle_command(const packet& p) {
     if (auto it = prepared_.find(data->statement); it != prepared_.end())
       it->second.long_data = true;
   } else if (auto* close = std::get_if<com_stmt_close>(&*cmd)) {
-    prepared_.erase(close->statement); // no reply, by the protocol
+    if (auto it = prepared_.find(close->statement); it != prepared_.end()) {
+      prepared_bytes_ -= it->second.sql.size();
+      prepared_.erase(it); // no reply, by the protocol
+    }
   } else if (std::holds_alternative<com_reset_connection>(*cmd)) {
     reset_connection();
   } else if (auto* change = std::get_if<com_change_user>(&*cmd)) {
@@ -317,6 +320,7 @@ void server_session::end_block_with(std::string sql) {
 void server_session::reset_connection() {
   ++resets_;
   prepared_.clear();
+  prepared_bytes_ = 0;
   autocommit_ = true;
   if (block_open_)
     end_block_with("ROLLBACK");
@@ -336,6 +340,7 @@ void server_session::change_user(com_change_user c) {
   }
   ++resets_;
   prepared_.clear();
+  prepared_bytes_ = 0;
   autocommit_ = true;
   changing_user_ = true;
   user_ = std::move(c.user);
@@ -363,7 +368,8 @@ void server_session::after_statement(bool ok) {
 /// answer declares its parameters and leaves its columns to the execute's
 /// result set, which carries them.
 void server_session::prepare(const std::string& sql) {
-  if (prepared_.size() >= max_prepared_per_connection) {
+  if (prepared_.size() >= max_prepared_per_connection
+      || prepared_bytes_ + sql.size() > opts_.max_prepared_bytes) {
     send(err_packet(1461, "42000", "too many prepared statements on this "
                                    "connection; close some first"));
     return;
@@ -390,6 +396,7 @@ void server_session::prepare(const std::string& sql) {
       send(column_definition({"?", {type_id::varchar}}));
     send(eof_packet(status(), 0));
   }
+  prepared_bytes_ += stmt.sql.size();
   prepared_.emplace(id, std::move(stmt));
 }
 

@@ -24,6 +24,9 @@ struct session_options {
   size_t max_message = 16 * 1024 * 1024;
   std::string server_version = "8.0.34-QueryFlux";
   bool tls_available = false; // offer CLIENT_SSL in the greeting
+  /// What one connection may keep in prepared statements' SQL: a client
+  /// that leaks them gets 1461 instead of growing the gateway's memory.
+  size_t max_prepared_bytes = 64 * 1024 * 1024;
 };
 
 /// The client logged in, or logged in anew (COM_CHANGE_USER): the driver
@@ -160,6 +163,7 @@ private:
   bool binary_rows_ = false;         // the running statement was prepared
   bool tls_ = false;
   std::map<uint32_t, prepared_statement> prepared_;
+  size_t prepared_bytes_ = 0; // their SQL
   uint32_t next_statement_id_ = 1;
 
   // Transactions: a block pins its backend connection in the driver.

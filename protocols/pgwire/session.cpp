@@ -52,6 +52,10 @@ std::pair<std::string, std::string> parse_set(std::string_view sql) {
 /// The settings PostgreSQL reports at startup, in its order, and their
 /// defaults here (server_version and application_name come from the
 /// options and the startup packet).
+/// Settings beyond the reported ones that one connection may SET: the
+/// gateway keeps them (they never reach a pooled server connection).
+constexpr size_t max_other_settings = 1000;
+
 constexpr std::array<std::string_view, 8> reported_names{
   "server_version", "server_encoding", "client_encoding", "DateStyle",
   "integer_datetimes", "standard_conforming_strings", "TimeZone", "application_name"};
@@ -252,7 +256,7 @@ void server_session::process() {
       // portals along; the unnamed one goes in any case.
       if (suspended_ && (transaction_ == transaction::idle || suspended_->portal.empty()))
         close_suspended();
-      portals_.erase("");
+      forget_portal("");
       send_ready();
       continue;
     }
@@ -290,11 +294,11 @@ void server_session::handle_extended(message& msg) {
     handle_execute(e->portal, false, e->max_rows);
   } else if (auto* c = std::get_if<pgwire::close>(&msg)) {
     if (c->kind == 'S') {
-      statements_.erase(c->name);
+      forget_statement(c->name);
     } else {
       if (suspended_ && suspended_->portal == c->name)
         close_suspended();
-      portals_.erase(c->name);
+      forget_portal(c->name);
     }
     close_complete(out_);
   }
@@ -311,8 +315,73 @@ void server_session::handle_parse(parse& p) {
                                   "prepared statement"));
     return;
   }
-  statements_[p.statement] = {std::move(p.sql), std::move(p.param_types)};
+  prepared_statement s{std::move(p.sql), std::move(p.param_types)};
+  auto old = statements_.find(p.statement); // the unnamed one is replaced
+  if (!room_for(size_of(s), old == statements_.end() ? 0 : size_of(old->second),
+                old == statements_.end() && !p.statement.empty())) {
+    extended_error(too_much_kept());
+    return;
+  }
+  keep_statement(p.statement, std::move(s));
   parse_complete(out_);
+}
+
+size_t server_session::size_of(const prepared_statement& s) {
+  return sizeof(s) + s.sql.size() + s.param_types.size() * sizeof(uint32_t);
+}
+
+size_t server_session::size_of(const portal& p) {
+  size_t n = sizeof(p) + p.sql.size() + p.result_formats.size() * sizeof(int16_t);
+  for (const auto& v : p.params)
+    n += sizeof(v) + (v ? v->size() : 0);
+  return n;
+}
+
+error_fields server_session::too_much_kept() const {
+  return error("53400", "this connection keeps too many prepared statements and portals "
+                        "(QueryFlux keeps at most " + std::to_string(opts_.max_kept_entries)
+                          + " and " + std::to_string(opts_.max_kept_bytes >> 20)
+                          + " MiB per connection): close some");
+}
+
+bool server_session::room_for(size_t bytes, size_t replaced_bytes, bool new_named) const {
+  // The unnamed statement and portal replace themselves: not counted.
+  auto entries = statements_.size() - statements_.count("") + portals_.size()
+                 - portals_.count("") + (new_named ? 1 : 0);
+  return entries <= opts_.max_kept_entries
+         && kept_bytes_ - replaced_bytes + bytes <= opts_.max_kept_bytes;
+}
+
+void server_session::keep_statement(const std::string& name, prepared_statement s) {
+  forget_statement(name);
+  kept_bytes_ += size_of(s);
+  statements_.emplace(name, std::move(s));
+}
+
+void server_session::forget_statement(const std::string& name) {
+  if (auto it = statements_.find(name); it != statements_.end()) {
+    kept_bytes_ -= size_of(it->second);
+    statements_.erase(it);
+  }
+}
+
+void server_session::forget_all_statements() {
+  for (const auto& [name, s] : statements_)
+    kept_bytes_ -= size_of(s);
+  statements_.clear();
+}
+
+void server_session::keep_portal(const std::string& name, portal p) {
+  forget_portal(name);
+  kept_bytes_ += size_of(p);
+  portals_.emplace(name, std::move(p));
+}
+
+void server_session::forget_portal(const std::string& name) {
+  if (auto it = portals_.find(name); it != portals_.end()) {
+    kept_bytes_ -= size_of(it->second);
+    portals_.erase(it);
+  }
 }
 
 void server_session::handle_bind(bind& b) {
@@ -350,9 +419,15 @@ void server_session::handle_bind(bind& b) {
     }
     p.params[i] = std::move(*text);
   }
+  auto old = portals_.find(b.portal);
+  if (!room_for(size_of(p), old == portals_.end() ? 0 : size_of(old->second),
+                old == portals_.end() && !b.portal.empty())) {
+    extended_error(too_much_kept());
+    return;
+  }
   if (suspended_ && suspended_->portal == b.portal)
     close_suspended(); // the portal is replaced
-  portals_[b.portal] = std::move(p);
+  keep_portal(b.portal, std::move(p));
   bind_complete(out_);
 }
 
@@ -498,7 +573,8 @@ void server_session::resume(int32_t max_rows) {
   state_ = state::running;
   auto run = std::move(*suspended_);
   suspended_.reset();
-  result_formats_ = portals_[run.portal].result_formats;
+  auto kept = portals_.find(run.portal);
+  result_formats_ = kept == portals_.end() ? std::vector<int16_t>{} : kept->second.result_formats;
   running_portal_ = run.portal;
   auto available = held_.rows() - held_from_;
   auto take = row_limit_ == 0 ? available
@@ -721,6 +797,10 @@ void server_session::run_locally(const std::string& sql) {
       *current = value;
       if (reported_when_changed(key))
         reports_.emplace_back(key, value);
+    } else if (other_settings_.size() >= max_other_settings) {
+      fail(error("53400", "this connection has SET " + std::to_string(max_other_settings)
+                            + " settings already: RESET some"));
+      return;
     } else {
       other_settings_.emplace_back(name, value);
     }
@@ -768,7 +848,7 @@ void server_session::run_locally(const std::string& sql) {
     auto what = first_argument(sql);
     if (what == "all") {
       reset_setting("all");
-      statements_.clear();
+      forget_all_statements();
       ++resets_;
     }
     command_complete(out_, sql::leading_keywords(sql, 2));
@@ -779,9 +859,9 @@ void server_session::run_locally(const std::string& sql) {
     if (name == "prepare")
       name = first_argument(sql::after_leading_keyword(sql));
     if (name == "all")
-      statements_.clear();
+      forget_all_statements();
     else
-      statements_.erase(name);
+      forget_statement(name);
     command_complete(out_, name == "all" ? "DEALLOCATE ALL" : "DEALLOCATE");
   }
 }

@@ -27,6 +27,12 @@ struct session_options {
   int32_t secret_key = 0;
   /// Answer SSLRequest with 'S' (the driver then runs the TLS handshake).
   bool tls_available = false;
+  /// What one connection may keep in named statements and portals (and
+  /// all of them, in bytes): a client that leaks them (prepares per query,
+  /// never closes) gets an error (53400) instead of growing the gateway's
+  /// memory for everyone.
+  size_t max_kept_entries = 10'000;
+  size_t max_kept_bytes = 64 * 1024 * 1024;
 };
 
 /// The startup packet arrived: the driver reads startup_params() and
@@ -218,6 +224,17 @@ private:
   void take_copy_data();
   void handle_extended(message& msg);
   void handle_parse(parse& p);
+  // The statements and portals kept, and what they take (see
+  // session_options::max_kept_entries): every change goes through these.
+  static size_t size_of(const prepared_statement& s);
+  static size_t size_of(const portal& p);
+  bool room_for(size_t bytes, size_t replaced_bytes, bool new_named) const;
+  error_fields too_much_kept() const;
+  void keep_statement(const std::string& name, prepared_statement s);
+  void forget_statement(const std::string& name);
+  void keep_portal(const std::string& name, portal p);
+  void forget_portal(const std::string& name);
+  void forget_all_statements();
   void handle_bind(bind& b);
   void handle_describe(const describe& d);
   void handle_execute(const std::string& portal_name, bool describe_first,
@@ -285,6 +302,7 @@ private:
   // and how the running statement answers.
   std::map<std::string, prepared_statement> statements_;
   std::map<std::string, portal> portals_;
+  size_t kept_bytes_ = 0; // of statements_ and portals_
   bool output_due_ = false;      // see output_due()
   bool extended_ = false;        // the running statement came from Execute
   bool named_statement_ = false; // ... of a portal of a named statement

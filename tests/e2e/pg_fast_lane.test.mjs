@@ -1134,3 +1134,14 @@ test("session state stays with its client: temporary tables, PREPARE and advisor
   await c.query('DISCARD ALL');
   await assert.rejects(c.query('SELECT * FROM qf_gone'), (e) => e.code === '42P01');
 });
+test('a client that leaks named statements is refused (53400) past 10,000, and the connection goes on', T, async (t) => {
+  const gw = await laneGateway(t, 24172);
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  for (let i = 0; i < 10000; ++i) await c.query({ name: `leak${i}`, text: `SELECT ${i} AS n` });
+  await assert.rejects(c.query({ name: 'one_too_many', text: 'SELECT 1' }),
+    (e) => e.code === '53400' && /close some/.test(e.message));
+  assert.deepEqual((await c.query('SELECT 2 AS n')).rows, [{ n: 2 }]);
+  await c.query('DEALLOCATE ALL');
+  assert.deepEqual((await c.query({ name: 'one_too_many', text: 'SELECT 3 AS n' })).rows, [{ n: 3 }]);
+});

@@ -219,8 +219,8 @@ std::string command_packet(std::string_view payload) {
   return wire;
 }
 
-server_session logged_in() {
-  server_session s{{7, std::string(20, 's')}};
+server_session logged_in(session_options opts = {7, std::string(20, 's')}) {
+  server_session s{std::move(opts)};
   s.take_output();
   s.feed(login_packet("alice", "mysql_native_password"));
   s.next_event();
@@ -550,6 +550,20 @@ TEST(mysqlwire_session, a_connection_holds_a_bounded_number_of_prepared_statemen
     }
   }
   EXPECT_EQ(refused, 1100u - 1024u);
+}
+
+TEST(mysqlwire_session, a_connection_holds_a_bounded_size_of_prepared_statements) {
+  session_options opts{7, std::string(20, 's')};
+  opts.max_prepared_bytes = 100;
+  auto s = logged_in(opts);
+  auto prepare = [&](size_t length) {
+    s.feed(command_packet("\x16SELECT '" + std::string(length, 'x') + "'"));
+    return packets_of(s.take_output()).at(0).payload;
+  };
+  EXPECT_EQ(prepare(50)[0], '\0');
+  EXPECT_EQ(prepare(50).substr(0, 3), "\xff\xb5\x05"); // 1461: over 100 bytes
+  s.feed(command_packet(std::string("\x19\x01\0\0\0", 5))); // COM_STMT_CLOSE of the first
+  EXPECT_EQ(prepare(50)[0], '\0');
 }
 
 TEST(mysqlwire_binary, parameter_types_decode_to_text) {

@@ -812,3 +812,45 @@ TEST(pgwire_session, listen_is_refused_and_unlisten_has_nothing_to_do) {
   EXPECT_FALSE(s.next_event());
   EXPECT_EQ(completions(s.take_output()), std::vector<std::string>{"UNLISTEN"});
 }
+
+TEST(pgwire_session, a_connection_keeps_a_bounded_number_and_size_of_statements_and_portals) {
+  // A client that prepares per query and never closes gets 53400, not
+  // the gateway's memory.
+  session_options opts;
+  opts.max_kept_entries = 3;
+  opts.max_kept_bytes = 4096;
+  server_session s{opts};
+  s.feed(startup_bytes("alice"));
+  s.next_event();
+  s.accept();
+  s.take_output();
+  s.feed(parse_msg("s1", "SELECT 1") + parse_msg("s2", "SELECT 2") + parse_msg("s3", "SELECT 3")
+         + parse_msg("s4", "SELECT 4") + sync_msg);
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "111EZ");
+  EXPECT_NE(out.find("53400"), std::string::npos);
+  // Closing one makes room; the unnamed statement replaces itself.
+  s.feed(tagged('C', std::string("Ss1\0", 4)) + parse_msg("s4", "SELECT 4")
+         + parse_msg("", "SELECT 5") + parse_msg("", "SELECT 6") + sync_msg);
+  EXPECT_EQ(tags(s.take_output()), "3111Z");
+  // Too large, whatever the count.
+  s.feed(query_message("DEALLOCATE ALL"));
+  s.take_output();
+  s.feed(parse_msg("big", "SELECT '" + std::string(5000, 'x') + "'") + sync_msg);
+  EXPECT_EQ(tags(s.take_output()), "EZ");
+  s.feed(parse_msg("small", "SELECT 1") + sync_msg);
+  EXPECT_EQ(tags(s.take_output()), "1Z");
+}
+
+TEST(pgwire_session, a_connection_sets_a_bounded_number_of_settings) {
+  auto s = started();
+  std::string script;
+  for (int i = 0; i < 1000; ++i)
+    script += "SET qf.setting_" + std::to_string(i) + " = 1;";
+  s.feed(query_message(script + "SET qf.one_too_many = 1"));
+  auto out = s.take_output();
+  EXPECT_EQ(completions(out).size(), 1000u);
+  EXPECT_NE(out.find("53400"), std::string::npos);
+  s.feed(query_message("SET qf.setting_7 = 2")); // a known one changes as ever
+  EXPECT_EQ(completions(s.take_output()), std::vector<std::string>{"SET"});
+}
