@@ -2,6 +2,7 @@
 #include "actors/data/query_registry.hpp"
 
 #include "actors/core/messages.hpp"
+#include "protocols/common/secrets.hpp"
 
 #include <caf/send.hpp>
 
@@ -78,10 +79,11 @@ bool query_summary::shows(const std::string& id) const {
 
 void query_registry::add(const std::string& id, caf::actor query,
                          std::shared_ptr<query_liveness> live,
-                         std::shared_ptr<query_summary> summary) {
+                         std::shared_ptr<query_summary> summary, std::string slug) {
   auto& s = shard_of(id);
   std::lock_guard guard{s.mtx};
-  s.queries[id] = entry{std::move(query), std::move(live), std::move(summary), {}, {}, {}};
+  s.queries[id] = entry{std::move(query), std::move(live), std::move(summary), {}, {}, {},
+                        std::move(slug)};
 }
 
 void query_registry::add(const std::string& id, std::function<void()> canceller,
@@ -91,7 +93,7 @@ void query_registry::add(const std::string& id, std::function<void()> canceller,
   auto& s = shard_of(id);
   std::lock_guard guard{s.mtx};
   s.queries[id] = entry{nullptr, nullptr, std::move(summary), std::move(canceller),
-                        std::move(statement_canceller), std::move(closer)};
+                        std::move(statement_canceller), std::move(closer), {}};
 }
 
 bool query_registry::cancel_statement(const std::string& id) const {
@@ -146,6 +148,16 @@ std::optional<caf::actor> query_registry::find(const std::string& id) const {
   std::lock_guard guard{s.mtx};
   auto i = s.queries.find(id);
   if (i == s.queries.end())
+    return std::nullopt;
+  return i->second.actor;
+}
+
+std::optional<caf::actor> query_registry::find(const std::string& id,
+                                               std::string_view slug) const {
+  const auto& s = shard_of(id);
+  std::lock_guard guard{s.mtx};
+  auto i = s.queries.find(id);
+  if (i == s.queries.end() || i->second.slug.empty() || !secrets_equal(i->second.slug, slug))
     return std::nullopt;
   return i->second.actor;
 }

@@ -92,17 +92,21 @@ public:
     std::function<void(const std::string& id)> statement_canceller;
     /// A session's: cancels its statement and closes its connection.
     std::function<void()> closer;
+    /// A Trino query's nextUri secret (statement_spec::slug).
+    std::string slug;
   };
 
   void add(const std::string& id, caf::actor query,
            std::shared_ptr<query_liveness> live = nullptr,
-           std::shared_ptr<query_summary> summary = nullptr);
+           std::shared_ptr<query_summary> summary = nullptr, std::string slug = {});
   /// A session, whose summary shows its running statement.
   void add(const std::string& id, std::function<void()> canceller,
            std::function<void(const std::string& id)> statement_canceller,
            std::shared_ptr<query_summary> summary, std::function<void()> closer = {});
   void remove(const std::string& id);
   std::optional<caf::actor> find(const std::string& id) const;
+  /// The query, if `slug` is its nextUri secret.
+  std::optional<caf::actor> find(const std::string& id, std::string_view slug) const;
   /// Cancels the entry's query (not abandoned: its client stays); false
   /// when there is no such entry.
   bool cancel(const std::string& id) const;

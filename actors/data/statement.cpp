@@ -370,7 +370,7 @@ void serve(self_ptr self) {
   if (!final)
     page.next_uri = uri(st, st.ph == phase::queued ? "/v1/statement/queued/"
                                                    : "/v1/statement/executing/")
-                    + "/" + std::to_string(poll.token + 1);
+                    + "/" + st.spec.slug + "/" + std::to_string(poll.token + 1);
   if (st.have_columns && st.ph != phase::failed) {
     page.columns = &st.columns;
     page.rows = &page_rows;
@@ -520,11 +520,11 @@ caf::actor spawn_statement(const std::shared_ptr<node_services>& node, statement
 }
 
 std::string trino_submitted_page(const std::string& external_address,
-                                 const std::string& id) {
+                                 const std::string& id, const std::string& slug) {
   trino::results_page page;
   page.id = id;
   page.info_uri = external_address + "/v1/query/" + id;
-  page.next_uri = external_address + "/v1/statement/queued/" + id + "/1";
+  page.next_uri = external_address + "/v1/statement/queued/" + id + "/" + slug + "/1";
   page.stats.state = trino::query_state::queued;
   return trino::encode(page);
 }
@@ -551,7 +551,7 @@ caf::behavior statement_actor(self_ptr self, statement_spec spec,
   });
   if (state.spec.protocol == config::protocol::trino_http) // wire sessions never poll
     state.served_page = trino_submitted_page(state.node->external_address,
-                                             state.spec.id);
+                                             state.spec.id, state.spec.slug);
   state.live = state.spec.live ? state.spec.live
                                : std::make_shared<query_liveness>();
   start(self);

@@ -89,7 +89,7 @@ struct statement_state {
 /// nor error, as Trino answers. trino-client drops whatever a first response
 /// carries besides nextUri, so rows or errors there would be lost.
 std::string trino_submitted_page(const std::string& external_address,
-                                 const std::string& id);
+                                 const std::string& id, const std::string& slug);
 
 /// Handlers:
 /// - (poll, token, respond): answers the page for token once a page is full,

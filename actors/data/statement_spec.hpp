@@ -16,6 +16,10 @@ namespace qf {
 
 struct statement_spec {
   std::string id;
+  /// Trino HTTP: the secret part of the nextUri (as Trino's slug), so that
+  /// knowing a query's id (they are sequential) does not let anyone read
+  /// its results or cancel it.
+  std::string slug;
   uint64_t ticket = 0;
   std::string sql;
   engines::parameters params; // for $1, $2... (wire protocols)

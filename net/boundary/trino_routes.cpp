@@ -9,8 +9,10 @@
 #include "protocols/sql/statements.hpp"
 
 #include <caf/all.hpp>
+#include <openssl/rand.h>
 
 #include <charconv>
+#include <stdexcept>
 
 namespace qf::boundary {
 
@@ -50,19 +52,27 @@ public:
         return submit(std::move(req), std::move(respond));
       return respond(http::error_response(405, "use POST"));
     }
-    if (seg.size() == 5 && seg[0] == "v1" && seg[1] == "statement"
+    // nextUri: /v1/statement/{queued|executing}/{id}/{slug}/{token}
+    if (seg.size() == 6 && seg[0] == "v1" && seg[1] == "statement"
         && (seg[2] == "executing" || seg[2] == "queued")) {
+      auto query = node_->queries->find(seg[3], seg[4]);
+      if (!query) // unknown, finished, or not the query's own slug
+        return respond(http::error_response(404, "unknown query " + seg[3]));
       if (m == "GET")
-        return poll(seg[3], seg[4], std::move(respond));
+        return poll(*query, seg[5], std::move(respond));
       if (m == "DELETE")
-        return cancel(seg[3], std::move(respond));
+        return cancel(*query, std::move(respond));
       return respond(http::error_response(405, "use GET or DELETE"));
     }
     if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "query") {
       if (m == "GET")
         return info(seg[2], std::move(respond));
-      if (m == "DELETE")
-        return cancel(seg[2], std::move(respond));
+      if (m == "DELETE") {
+        auto query = node_->queries->find(seg[2]);
+        if (!query)
+          return respond(http::error_response(404, "unknown query " + seg[2]));
+        return cancel(*query, std::move(respond));
+      }
       return respond(http::error_response(405, "use GET or DELETE"));
     }
     if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "info" && m == "GET")
@@ -102,6 +112,7 @@ private:
                                  "User must be set (X-Trino-User)"));
     spec.ticket = node_->next_ticket.fetch_add(1);
     spec.id = node_->query_id(spec.ticket);
+    spec.slug = new_slug();
     spec.sql = std::move(req.body);
     auto id = spec.id;
     spec.live = std::make_shared<query_liveness>();
@@ -109,10 +120,11 @@ private:
                                                    std::string{sql::preview(spec.sql, 160)});
     auto live = spec.live;
     auto summary = spec.summary;
+    auto slug = spec.slug;
     auto query = spawn_statement(node_, std::move(spec));
-    node_->queries->add(id, query, std::move(live), std::move(summary));
+    node_->queries->add(id, query, std::move(live), std::move(summary), slug);
     http::response res;
-    res.body = trino_submitted_page(node_->external_address, id);
+    res.body = trino_submitted_page(node_->external_address, id, slug);
     respond(std::move(res));
   }
 
@@ -134,24 +146,31 @@ private:
     return active && active->config->auth.enabled && s.user != s.basic_user;
   }
 
-  void poll(const std::string& id, const std::string& token_text,
-            http::respond_fn respond) {
+  /// 128 random bits, hex: the nextUri's secret.
+  static std::string new_slug() {
+    unsigned char bytes[16];
+    if (RAND_bytes(bytes, sizeof bytes) != 1)
+      throw std::runtime_error("the random number generator failed");
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string slug;
+    for (auto b : bytes) {
+      slug += hex[b >> 4];
+      slug += hex[b & 0xF];
+    }
+    return slug;
+  }
+
+  void poll(const caf::actor& query, const std::string& token_text, http::respond_fn respond) {
     uint64_t token = 0;
     auto [end, ec] = std::from_chars(
       token_text.data(), token_text.data() + token_text.size(), token);
     if (ec != std::errc{} || end != token_text.data() + token_text.size())
       return respond(http::error_response(400, "bad page token"));
-    auto query = node_->queries->find(id);
-    if (!query)
-      return respond(http::error_response(404, "unknown query " + id));
-    caf::anon_send(*query, atom::poll::value, token, adapt(std::move(respond)));
+    caf::anon_send(query, atom::poll::value, token, adapt(std::move(respond)));
   }
 
-  void cancel(const std::string& id, http::respond_fn respond) {
-    auto query = node_->queries->find(id);
-    if (!query)
-      return respond(http::error_response(404, "unknown query " + id));
-    caf::anon_send(*query, atom::cancel::value, false);
+  void cancel(const caf::actor& query, http::respond_fn respond) {
+    caf::anon_send(query, atom::cancel::value, false);
     http::response res;
     res.status = 204;
     respond(std::move(res));

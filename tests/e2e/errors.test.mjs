@@ -81,7 +81,7 @@ test('POST always answers QUEUED with a nextUri, never data or an error', T, asy
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.stats?.state, 'QUEUED', sql);
     assert.ok(r.body.id, sql);
-    assert.match(r.body.nextUri ?? '', new RegExp(`^${gw.trinoUrl}/v1/statement/queued/${r.body.id}/1$`));
+    assert.match(r.body.nextUri ?? '', new RegExp(`^${gw.trinoUrl}/v1/statement/queued/${r.body.id}/[0-9a-f]{32}/1$`));
     assert.equal(r.body.infoUri, `${gw.trinoUrl}/v1/query/${r.body.id}`);
     assert.equal(r.body.data, undefined, sql);
     assert.equal(r.body.error, undefined, sql);
@@ -108,16 +108,37 @@ test('POST with an empty (or blank) body is 400', T, async () => {
 test('unknown query ids are 404 on every endpoint', T, async () => {
   const id = '20200101_000000_00000_zzzzz_999999';
   for (const [method, path] of [
-    ['GET', `/v1/statement/queued/${id}/1`],
-    ['GET', `/v1/statement/executing/${id}/1`],
+    ['GET', `/v1/statement/queued/${id}/00112233445566778899aabbccddeeff/1`],
+    ['GET', `/v1/statement/executing/${id}/00112233445566778899aabbccddeeff/1`],
     ['GET', `/v1/query/${id}`],
     ['DELETE', `/v1/query/${id}`],
-    ['DELETE', `/v1/statement/executing/${id}/1`],
+    ['DELETE', `/v1/statement/executing/${id}/00112233445566778899aabbccddeeff/1`],
   ]) {
     const res = await fetch(gw.trinoUrl + path, { method });
     await res.arrayBuffer();
     assert.equal(res.status, 404, `${method} ${path}`);
   }
+});
+
+test("a query's nextUri carries a secret: its id alone reads and cancels nothing", T, async () => {
+  // Ids are sequential; Trino puts a random slug in the nextUri for this.
+  const r = await submit(gw.trinoUrl, "SELECT 'owner only' AS s");
+  const next = new URL(r.body.nextUri);
+  const [, , , , id, slug, token] = next.pathname.split('/');
+  assert.equal(id, r.body.id);
+  const wrong = slug.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+  for (const [method, path] of [
+    ['GET', `/v1/statement/queued/${id}/${token}`],
+    ['GET', `/v1/statement/executing/${id}/${wrong}/${token}`],
+    ['DELETE', `/v1/statement/executing/${id}/${wrong}/${token}`],
+  ]) {
+    const res = await fetch(gw.trinoUrl + path, { method });
+    const text = await res.text();
+    assert.equal(res.status, 404, `${method} ${path}: ${text}`);
+    assert.doesNotMatch(text, /owner only/);
+  }
+  const done = await follow(r); // the owner's client reads on, untouched
+  assert.deepEqual(done.data, [['owner only']]);
 });
 
 test('unknown paths are 404, wrong methods are rejected', T, async () => {
