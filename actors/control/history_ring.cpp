@@ -109,10 +109,16 @@ std::string history_ring::list(const history_filter& f) const {
 }
 
 std::optional<std::string> history_ring::get(const std::string& id) const {
+  if (auto r = record(id))
+    return to_json(*r);
+  return std::nullopt;
+}
+
+std::optional<query_record> history_ring::record(const std::string& id) const {
   std::lock_guard guard{mtx_};
   for (size_t i = 0; i < records_.size(); ++i)
     if (packed_id(newest(i)) == id)
-      return to_json(unpack(newest(i)));
+      return unpack(newest(i));
   return std::nullopt;
 }
 

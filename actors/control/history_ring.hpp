@@ -29,6 +29,8 @@ public:
 
   /// The JSON of one record.
   std::optional<std::string> get(const std::string& id) const;
+  /// One record.
+  std::optional<query_record> record(const std::string& id) const;
 
 private:
   /// The i-th newest record's bytes; i < records_.size().

@@ -152,6 +152,14 @@ std::optional<caf::actor> query_registry::find(const std::string& id) const {
   return i->second.actor;
 }
 
+std::optional<std::string> query_registry::user_of(const std::string& id) const {
+  auto e = entry_of(id);
+  if (!e || !e->summary)
+    return std::nullopt;
+  auto view = e->summary->view();
+  return view ? std::optional<std::string>{view->user} : std::nullopt;
+}
+
 std::optional<caf::actor> query_registry::find(const std::string& id,
                                                std::string_view slug) const {
   const auto& s = shard_of(id);

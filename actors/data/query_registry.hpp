@@ -105,6 +105,8 @@ public:
            std::shared_ptr<query_summary> summary, std::function<void()> closer = {});
   void remove(const std::string& id);
   std::optional<caf::actor> find(const std::string& id) const;
+  /// Whose the query or session is, as its summary says.
+  std::optional<std::string> user_of(const std::string& id) const;
   /// The query, if `slug` is its nextUri secret.
   std::optional<caf::actor> find(const std::string& id, std::string_view slug) const;
   /// Cancels the entry's query (not abandoned: its client stays); false

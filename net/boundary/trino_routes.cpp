@@ -65,22 +65,27 @@ public:
       return respond(http::error_response(405, "use GET or DELETE"));
     }
     if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "query") {
+      if (m != "GET" && m != "DELETE")
+        return respond(http::error_response(405, "use GET or DELETE"));
+      auto caller = trino::parse_client_session(req.headers);
+      if (!authenticated(caller))
+        return respond(http::error_response(401, "credentials required"));
+      if (!visible_to(caller, seg[2])) // as if there were none: ids are sequential
+        return respond(http::error_response(404, "unknown query " + seg[2]));
       if (m == "GET")
         return info(seg[2], std::move(respond));
-      if (m == "DELETE") {
-        auto query = node_->queries->find(seg[2]);
-        if (!query)
-          return respond(http::error_response(404, "unknown query " + seg[2]));
-        return cancel(*query, std::move(respond));
-      }
-      return respond(http::error_response(405, "use GET or DELETE"));
+      auto query = node_->queries->find(seg[2]);
+      if (!query)
+        return respond(http::error_response(404, "unknown query " + seg[2]));
+      return cancel(*query, std::move(respond));
     }
     if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "info" && m == "GET")
       return respond(server_info());
     if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "query" && m == "GET") {
-      if (!authenticated(trino::parse_client_session(req.headers)))
+      auto caller = trino::parse_client_session(req.headers);
+      if (!authenticated(caller))
         return respond(http::error_response(401, "credentials required"));
-      return respond(query_list());
+      return respond(query_list(caller));
     }
     respond(http::error_response(404, "no such resource: " + req.target));
   }
@@ -138,6 +143,19 @@ private:
     auto expected = i == users.end() ? std::string{} : i->second;
     return secrets_equal(s.password, expected) && i != users.end()
            && s.has_password;
+  }
+
+  /// With authentication on, a query's info and cancel are its user's
+  /// alone; without it, everyone is trusted with everything.
+  bool visible_to(const trino::client_session& caller, const std::string& id) const {
+    auto active = node_->snapshot->load();
+    if (!active || !active->config->auth.enabled)
+      return true;
+    if (auto user = node_->queries->user_of(id))
+      return *user == caller.basic_user;
+    if (auto record = node_->history->record(id))
+      return record->user == caller.basic_user;
+    return true; // unknown: 404 either way
   }
 
   /// With authentication on, X-Trino-User may not name someone else.
@@ -202,7 +220,11 @@ private:
   /// GET /v1/query: Trino's BasicQueryInfo of the queued and running
   /// statements of every frontend, which a gateway in front of this one
   /// weighs for leastLoaded.
-  http::response query_list() const {
+  /// With authentication on, other users' statements are listed (a gateway
+  /// in front counts them) without their SQL.
+  http::response query_list(const trino::client_session& caller) const {
+    auto active = node_->snapshot->load();
+    bool everyones = !active || !active->config->auth.enabled;
     http::response res;
     res.body = "[";
     for (const auto& s : node_->unfinished_statements()) {
@@ -213,7 +235,8 @@ private:
       res.body += ",\"state\":";
       json_text::append_string(res.body, s.state);
       res.body += ",\"query\":";
-      json_text::append_string(res.body, s.sql_preview);
+      json_text::append_string(res.body, everyones || s.user == caller.basic_user ? s.sql_preview
+                                                                                 : std::string{});
       res.body += ",\"session\":{\"user\":";
       json_text::append_string(res.body, s.user);
       res.body += "}}";

@@ -71,3 +71,43 @@ test('without TLS the password is never asked for, unless cleartext is allowed',
   t.after(() => b.kill());
   assert.equal(psql(open.pg, { password: 's3cret', sslmode: 'disable' }).stdout, '1\n');
 });
+
+test("with users, a query's info and cancel are its user's, and the list shows others' SQL to nobody", async (t) => {
+  const ports = { trino: 23415, admin: 23416, pg: 23417 };
+  const cfg = authConfig(ports, null, true);
+  cfg.auth.staticUsers.users.bob = { password: 'b0b' };
+  const gw = await startGateway(cfg);
+  t.after(() => gw.kill());
+  const as = (user, password) => ({
+    'X-Trino-User': user, Authorization: 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64'),
+  });
+  const alice = as('alice', 's3cret');
+  const bob = as('bob', 'b0b');
+  const posted = await fetch(`${gw.trinoUrl}/v1/statement`,
+    { method: 'POST', body: "SELECT 'alice only' AS s, sleep_ms(1500)", headers: alice });
+  const first = await posted.json();
+  const id = first.id;
+  await fetch(first.nextUri, { headers: alice }).then((r) => r.arrayBuffer()); // it starts
+  const get = (path, headers, method = 'GET') => fetch(gw.trinoUrl + path, { method, headers })
+    .then(async (r) => ({ status: r.status, text: await r.text() }));
+  assert.equal((await get(`/v1/query/${id}`, bob)).status, 404);
+  assert.equal((await get(`/v1/query/${id}`, bob, 'DELETE')).status, 404);
+  assert.equal((await get(`/v1/query/${id}`, alice)).status, 200);
+  const list = JSON.parse((await get('/v1/query', bob)).text);
+  const entry = list.find((q) => q.queryId === id);
+  assert.ok(entry, 'a gateway in front still counts it');
+  assert.equal(entry.query, '');
+  assert.match(JSON.parse((await get('/v1/query', alice)).text).find((q) => q.queryId === id).query, /alice only/);
+  // bob's DELETE did not cancel it: alice reads it to the end.
+  let page = first;
+  let data = [];
+  while (page.nextUri) {
+    page = await fetch(page.nextUri, { headers: alice }).then((r) => r.json());
+    if (page.data) data = data.concat(page.data);
+  }
+  assert.equal(page.stats.state, 'FINISHED');
+  assert.equal(data[0][0], 'alice only');
+  // Finished, from history: the same.
+  assert.equal((await get(`/v1/query/${id}`, bob)).status, 404);
+  assert.match((await get(`/v1/query/${id}`, alice)).text, /alice only/);
+});
