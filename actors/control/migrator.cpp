@@ -2,6 +2,7 @@
 
 #include "actors/control/database_url.hpp"
 #include "migrations/embedded.hpp"
+#include "protocols/common/hex.hpp"
 
 #include <openssl/sha.h>
 #include <pqxx/pqxx>
@@ -32,13 +33,7 @@ void run(pqxx::connection& c, const std::string& sql) {
 std::string checksum(std::string_view sql) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(sql.data()), sql.size(), digest);
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  for (auto b : digest) {
-    out += hex[b >> 4];
-    out += hex[b & 0xF];
-  }
-  return out;
+  return to_hex({reinterpret_cast<const char*>(digest), sizeof digest});
 }
 
 /// version -> checksum, as the ledger has them.

@@ -4,6 +4,7 @@
 
 #include "actors/data/statement.hpp"
 #include "net/http/url.hpp"
+#include "protocols/common/hex.hpp"
 #include "protocols/common/json_writer.hpp"
 #include "protocols/common/secrets.hpp"
 #include "protocols/sql/statements.hpp"
@@ -169,13 +170,7 @@ private:
     unsigned char bytes[16];
     if (RAND_bytes(bytes, sizeof bytes) != 1)
       throw std::runtime_error("the random number generator failed");
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string slug;
-    for (auto b : bytes) {
-      slug += hex[b >> 4];
-      slug += hex[b & 0xF];
-    }
-    return slug;
+    return to_hex({reinterpret_cast<const char*>(bytes), sizeof bytes});
   }
 
   void poll(const caf::actor& query, const std::string& token_text, http::respond_fn respond) {

@@ -256,7 +256,7 @@ void server_session::process() {
       // portals along; the unnamed one goes in any case.
       if (suspended_ && (transaction_ == transaction::idle || suspended_->portal.empty()))
         close_suspended();
-      forget_portal("");
+      forget(portals_, "");
       send_ready();
       continue;
     }
@@ -294,11 +294,11 @@ void server_session::handle_extended(message& msg) {
     handle_execute(e->portal, false, e->max_rows);
   } else if (auto* c = std::get_if<pgwire::close>(&msg)) {
     if (c->kind == 'S') {
-      forget_statement(c->name);
+      forget(statements_, c->name);
     } else {
       if (suspended_ && suspended_->portal == c->name)
         close_suspended();
-      forget_portal(c->name);
+      forget(portals_, c->name);
     }
     close_complete(out_);
   }
@@ -322,7 +322,7 @@ void server_session::handle_parse(parse& p) {
     extended_error(too_much_kept());
     return;
   }
-  keep_statement(p.statement, std::move(s));
+  keep(statements_, p.statement, std::move(s));
   parse_complete(out_);
 }
 
@@ -352,16 +352,18 @@ bool server_session::room_for(size_t bytes, size_t replaced_bytes, bool new_name
          && kept_bytes_ - replaced_bytes + bytes <= opts_.max_kept_bytes;
 }
 
-void server_session::keep_statement(const std::string& name, prepared_statement s) {
-  forget_statement(name);
-  kept_bytes_ += size_of(s);
-  statements_.emplace(name, std::move(s));
+template <class Kept>
+void server_session::keep(std::map<std::string, Kept>& kept, const std::string& name, Kept value) {
+  forget(kept, name);
+  kept_bytes_ += size_of(value);
+  kept.emplace(name, std::move(value));
 }
 
-void server_session::forget_statement(const std::string& name) {
-  if (auto it = statements_.find(name); it != statements_.end()) {
+template <class Kept>
+void server_session::forget(std::map<std::string, Kept>& kept, const std::string& name) {
+  if (auto it = kept.find(name); it != kept.end()) {
     kept_bytes_ -= size_of(it->second);
-    statements_.erase(it);
+    kept.erase(it);
   }
 }
 
@@ -371,18 +373,7 @@ void server_session::forget_all_statements() {
   statements_.clear();
 }
 
-void server_session::keep_portal(const std::string& name, portal p) {
-  forget_portal(name);
-  kept_bytes_ += size_of(p);
-  portals_.emplace(name, std::move(p));
-}
 
-void server_session::forget_portal(const std::string& name) {
-  if (auto it = portals_.find(name); it != portals_.end()) {
-    kept_bytes_ -= size_of(it->second);
-    portals_.erase(it);
-  }
-}
 
 void server_session::handle_bind(bind& b) {
   auto stmt = statements_.find(b.statement);
@@ -427,7 +418,7 @@ void server_session::handle_bind(bind& b) {
   }
   if (suspended_ && suspended_->portal == b.portal)
     close_suspended(); // the portal is replaced
-  keep_portal(b.portal, std::move(p));
+  keep(portals_, b.portal, std::move(p));
   bind_complete(out_);
 }
 
@@ -861,7 +852,7 @@ void server_session::run_locally(const std::string& sql) {
     if (name == "all")
       forget_all_statements();
     else
-      forget_statement(name);
+      forget(statements_, name);
     command_complete(out_, name == "all" ? "DEALLOCATE ALL" : "DEALLOCATE");
   }
 }

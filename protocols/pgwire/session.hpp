@@ -230,10 +230,10 @@ private:
   static size_t size_of(const portal& p);
   bool room_for(size_t bytes, size_t replaced_bytes, bool new_named) const;
   error_fields too_much_kept() const;
-  void keep_statement(const std::string& name, prepared_statement s);
-  void forget_statement(const std::string& name);
-  void keep_portal(const std::string& name, portal p);
-  void forget_portal(const std::string& name);
+  template <class Kept>
+  void keep(std::map<std::string, Kept>& kept, const std::string& name, Kept value);
+  template <class Kept>
+  void forget(std::map<std::string, Kept>& kept, const std::string& name);
   void forget_all_statements();
   void handle_bind(bind& b);
   void handle_describe(const describe& d);

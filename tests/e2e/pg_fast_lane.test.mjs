@@ -425,13 +425,19 @@ function rawClient(port) {
   return { sock, st, until, startup, query, extended, message, send };
 }
 
-test('a client that stops reading holds the result back instead of the gateway buffering it', T, async (t) => {
-  const gw = await laneGateway(t, 24108);
+/// A raw client past startup, closed with the test.
+async function loggedInRawClient(gw) {
   const raw = rawClient(gw.pgPort);
   gw.defer(() => raw.sock.destroy());
   await new Promise((resolve, reject) => { raw.sock.once('connect', resolve); raw.sock.once('error', reject); });
   raw.startup();
   await raw.until(() => raw.st.ready === 1, 'ReadyForQuery after startup', 10000);
+  return raw;
+}
+
+test('a client that stops reading holds the result back instead of the gateway buffering it', T, async (t) => {
+  const gw = await laneGateway(t, 24108);
+  const raw = await loggedInRawClient(gw);
   const baseline = rssKb(gw.pid);
 
   const ROWS = 300000; // ~300 MB on the wire
@@ -713,11 +719,7 @@ test('a parameterized result relayed in the extended protocol streams in order w
   // A pause and resume of the relay must not interleave two writes to the
   // client, nor lose or repeat a row.
   const gw = await laneGateway(t, 24122);
-  const raw = rawClient(gw.pgPort);
-  gw.defer(() => raw.sock.destroy());
-  await new Promise((resolve, reject) => { raw.sock.once('connect', resolve); raw.sock.once('error', reject); });
-  raw.startup();
-  await raw.until(() => raw.st.ready === 1, 'ReadyForQuery after startup', 10000);
+  const raw = await loggedInRawClient(gw);
   const ROWS = 200000;
   raw.extended("SELECT g, repeat('y', 1000) FROM generate_series(1, $1::int) g", [ROWS]);
   await raw.until(() => raw.st.rows > 0, 'the first DataRow', 30000);
@@ -978,11 +980,7 @@ test('a COPY the server ends early, a COPY failed by another message, and a whol
   const d = await direct();
   gw.defer(() => d.end());
   await d.query('DROP TABLE IF EXISTS qf_copy_raw; CREATE TABLE qf_copy_raw (x int)');
-  const raw = rawClient(gw.pgPort);
-  gw.defer(() => raw.sock.destroy());
-  await new Promise((resolve, reject) => { raw.sock.once('connect', resolve); raw.sock.once('error', reject); });
-  raw.startup();
-  await raw.until(() => raw.st.ready === 1, 'ReadyForQuery after startup', 10000);
+  const raw = await loggedInRawClient(gw);
   const line = (text) => raw.message('d', Buffer.from(text));
   const copyDone = raw.message('c', Buffer.alloc(0));
 
@@ -1032,11 +1030,7 @@ test('a COPY into a server that stops reading holds the client back instead of t
       $$ BEGIN IF NEW.x = 1 THEN PERFORM pg_sleep(3); END IF; RETURN NEW; END $$;
     CREATE TRIGGER qf_copy_slow_first BEFORE INSERT ON qf_copy_slow
       FOR EACH ROW EXECUTE FUNCTION qf_copy_slow_first()`);
-  const raw = rawClient(gw.pgPort);
-  gw.defer(() => raw.sock.destroy());
-  await new Promise((resolve, reject) => { raw.sock.once('connect', resolve); raw.sock.once('error', reject); });
-  raw.startup();
-  await raw.until(() => raw.st.ready === 1, 'ReadyForQuery after startup', 10000);
+  const raw = await loggedInRawClient(gw);
   const baseline = rssKb(gw.pid);
 
   raw.query('COPY qf_copy_slow FROM STDIN');
