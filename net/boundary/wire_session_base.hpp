@@ -285,10 +285,6 @@ protected:
     });
   }
 
-  /// The client went away (its statement on the actor path cancelled
-  /// already): an open block rolls back, on the actor path's pinned
-  /// connection or the fast lane's (which closes), and the fast statement
-  /// is cancelled; their slots are freed.
   /// The client's statement left state of its own in the server's session
   /// (sql::leaves_session_state): the connection stays with this session,
   /// never pooled, and its next statements on that cluster run there, as
@@ -316,6 +312,10 @@ protected:
     return std::exchange(private_backend_, nullptr);
   }
 
+  /// The client went away (its statement on the actor path cancelled
+  /// already): an open block rolls back, on the actor path's pinned
+  /// connection or the fast lane's (which closes), and the fast statement
+  /// is cancelled; their slots are freed.
   void let_backends_go() {
     private_backend_.reset();
     private_cluster_.reset();

@@ -49,13 +49,13 @@ std::pair<std::string, std::string> parse_set(std::string_view sql) {
   return {name, std::string{value}};
 }
 
-/// The settings PostgreSQL reports at startup, in its order, and their
-/// defaults here (server_version and application_name come from the
-/// options and the startup packet).
 /// Settings beyond the reported ones that one connection may SET: the
 /// gateway keeps them (they never reach a pooled server connection).
 constexpr size_t max_other_settings = 1000;
 
+/// The settings PostgreSQL reports at startup, in its order, and their
+/// defaults here (server_version and application_name come from the
+/// options and the startup packet).
 constexpr std::array<std::string_view, 8> reported_names{
   "server_version", "server_encoding", "client_encoding", "DateStyle",
   "integer_datetimes", "standard_conforming_strings", "TimeZone", "application_name"};
