@@ -88,9 +88,10 @@ public:
 
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
-    // This connection serves whoever the connection actor serves next: a
-    // temporary table of the last client's goes with a new connection once
-    // no transaction holds it.
+    // This connection serves whoever the connection actor serves next:
+    // state a client left in the server's session (sql::leaves_session_state:
+    // a temporary table, a lock) goes with a new connection once no
+    // transaction holds it.
     if (private_state_ && conn_ && (conn_->server_status & SERVER_STATUS_IN_TRANS) == 0) {
       mysql_close(conn_);
       conn_ = nullptr;
@@ -140,7 +141,7 @@ private:
 
   mysql_target target_;
   MYSQL* conn_ = nullptr;
-  bool private_state_ = false; // a client's temporary table lives in the session
+  bool private_state_ = false; // a client left state in the server's session
   std::atomic<unsigned long> thread_id_{0};
 };
 

@@ -109,9 +109,10 @@ public:
 
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
-    // This connection serves whoever the connection actor serves next: a
-    // temporary table of the last client's goes with a new connection once
-    // no transaction holds it.
+    // This connection serves whoever the connection actor serves next:
+    // state a client left in the server's session (sql::leaves_session_state:
+    // a temporary table, a lock) goes with a new connection once no
+    // transaction holds it.
     if (private_state_ && conn_ && PQtransactionStatus(conn_) == PQTRANS_IDLE) {
       PQfinish(conn_);
       conn_ = nullptr;
@@ -209,7 +210,7 @@ private:
 
   std::string conninfo_;
   PGconn* conn_ = nullptr;
-  bool private_state_ = false; // a client's temporary table lives in the session
+  bool private_state_ = false; // a client left state in the server's session
   std::vector<notice> notices_; // since take_notices()
   std::mutex cancel_mtx_;
   PGcancel* cancel_ = nullptr;

@@ -137,12 +137,10 @@ bool calls_session_lock(std::string_view s) {
     size_t start = open;
     while (start > 0 && (std::isalnum(static_cast<unsigned char>(s[start - 1])) || s[start - 1] == '_'))
       --start;
-    std::string name;
-    for (auto c : s.substr(start, open - start))
-      name += lower_ascii(c);
-    for (auto fn : {"get_lock", "pg_advisory_lock", "pg_advisory_lock_shared", "pg_try_advisory_lock",
-                    "pg_try_advisory_lock_shared"})
-      if (name == fn)
+    auto name = s.substr(start, open - start);
+    for (std::string_view fn : {"get_lock", "pg_advisory_lock", "pg_advisory_lock_shared",
+                                "pg_try_advisory_lock", "pg_try_advisory_lock_shared"})
+      if (name.size() == fn.size() && contains_ignoring_case(name, fn))
         return true;
   }
   return false;
