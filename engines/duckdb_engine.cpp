@@ -648,6 +648,10 @@ public:
     // this off for good once it is off; initSql above ran before.
     if (!cfg.external_access)
       run("SET enable_external_access = false");
+    // The engine is shared by every client of the cluster: one that set
+    // memory_limit to 1MB or threads to 1 would fail or slow everyone's
+    // queries. Its settings are initSql's.
+    run("SET lock_configuration = true");
   }
 
   ~duckdb_database_impl() override {

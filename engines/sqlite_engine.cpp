@@ -160,11 +160,27 @@ private:
   int step_;
 };
 
+/// The pragmas that take an argument only to read (schema introspection).
+bool reading_pragma(std::string_view name) {
+  for (std::string_view reader : {"table_info", "table_xinfo", "table_list", "index_list",
+                                  "index_info", "index_xinfo", "foreign_key_list",
+                                  "foreign_key_check", "integrity_check", "quick_check"})
+    if (lower(name) == reader)
+      return true;
+  return false;
+}
+
 /// Refuses what would reach beyond the cluster's database: ATTACH, and
-/// VACUUM INTO, which attaches its target. Both create or read any file
-/// the gateway may.
-int no_other_files(void*, int action, const char*, const char*, const char*, const char*) {
-  return action == SQLITE_ATTACH ? SQLITE_DENY : SQLITE_OK;
+/// VACUUM INTO, which attaches its target (both create or read any file the
+/// gateway may); and a PRAGMA that sets something, which would stay with
+/// the pooled connection for its next clients (query_only, foreign_keys)
+/// or change the database file itself (journal_mode). Reading one is fine.
+int confine(void*, int action, const char* name, const char* value, const char*, const char*) {
+  if (action == SQLITE_ATTACH)
+    return SQLITE_DENY;
+  if (action == SQLITE_PRAGMA && value && !(name && reading_pragma(name)))
+    return SQLITE_DENY;
+  return SQLITE_OK;
 }
 
 class sqlite_connection : public connection {
@@ -181,7 +197,7 @@ public:
     }
     sqlite3_busy_timeout(db_, 5000);
     if (confined) {
-      sqlite3_set_authorizer(db_, no_other_files, nullptr);
+      sqlite3_set_authorizer(db_, confine, nullptr);
       sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
     }
     sqlite3_create_function_v2(db_, "sleep_ms", 1, SQLITE_UTF8, &interrupted_,

@@ -42,7 +42,7 @@ test('DuckDB: no files, no re-enabling, and the cluster\'s own tables as ever', 
     assert.match(r.error?.message ?? '', /disabled by configuration/, sql);
   }
   const again = await run('duck', 'SET enable_external_access = true');
-  assert.match(again.error?.message ?? '', /Cannot change enable_external_access/);
+  assert.match(again.error?.message ?? '', /enable_external_access/);
   assert.ok(!existsSync(join(dir, 'out.csv')) && !existsSync(join(dir, 'other.duckdb')));
   assert.deepEqual((await run('duck', 'SELECT n FROM mine')).data, [[42]]);
 });
@@ -60,4 +60,24 @@ test('a cluster with externalAccess: true reads files as DuckDB does', async () 
   const r = await run('open', `SELECT word FROM read_csv('${secret}')`);
   assert.equal(r.error, undefined, JSON.stringify(r.error));
   assert.deepEqual(r.data, [['gateway-only']]);
+});
+
+test('no client reconfigures the engine the others share', async () => {
+  // DuckDB's settings are initSql's: one client's memory_limit of 1MB
+  // failed everyone's queries.
+  for (const sql of ["SET GLOBAL memory_limit = '1MB'", 'SET threads = 1', 'PRAGMA threads = 1']) {
+    const r = await run('duck', sql);
+    assert.match(r.error?.message ?? '', /configuration has been locked/, sql);
+  }
+  const big = await run('duck', 'SELECT count(*) FROM (SELECT range % 1000 AS k, count(*) FROM range(2000000) GROUP BY 1)');
+  assert.deepEqual(big.data, [[1000]]);
+  // SQLite: a PRAGMA that sets stays with the pooled connection (query_only
+  // made it read-only for its next clients); reading ones still work.
+  for (const sql of ['PRAGMA query_only = 1', 'PRAGMA foreign_keys = OFF', 'PRAGMA journal_mode = DELETE']) {
+    const r = await run('lite', sql);
+    assert.match(r.error?.message ?? '', /not authorized/, sql);
+  }
+  assert.equal((await run('lite', 'PRAGMA table_info(mine)')).data[0][1], 'n');
+  const wrote = await run('lite', 'INSERT INTO mine VALUES (43)');
+  assert.equal(wrote.error, undefined, JSON.stringify(wrote.error));
 });
