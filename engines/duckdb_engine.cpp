@@ -2,6 +2,8 @@
 // interrupt, and a `sleep_ms(ms)` function that honours the interrupt.
 #include "engines/duckdb_engine.hpp"
 
+#include "protocols/sql/statements.hpp"
+
 #include <duckdb.h>
 
 #include <atomic>
@@ -521,20 +523,12 @@ public:
   /// keep_alive holds the database open while this connection lives.
   duckdb_connection_impl(duckdb_database db, interrupt_registry& registry,
                          std::shared_ptr<const void> keep_alive)
-    : keep_alive_(std::move(keep_alive)), registry_(registry) {
-    if (duckdb_connect(db, &con_) != DuckDBSuccess)
-      throw engine_error(error_kind::internal, "cannot connect to DuckDB");
-    id_ = connection_id(con_);
-    std::lock_guard guard{registry_.mtx};
-    registry_.flags[id_] = flag_;
+    : keep_alive_(std::move(keep_alive)), registry_(registry), db_(db) {
+    connect();
   }
 
   ~duckdb_connection_impl() override {
-    {
-      std::lock_guard guard{registry_.mtx};
-      registry_.flags.erase(id_);
-    }
-    duckdb_disconnect(&con_);
+    disconnect();
   }
 
   duckdb_connection_impl(const duckdb_connection_impl&) = delete;
@@ -544,7 +538,16 @@ public:
 
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
+    // This connection serves whoever its connection actor serves next:
+    // state a client left in it (a temporary table, SET search_path, USE)
+    // goes with a new connection once no transaction holds it.
+    if (private_state_ && !in_transaction_) {
+      disconnect();
+      connect();
+      private_state_ = false;
+    }
     flag_->store(false);
+    note_session_effects(sql);
     duckdb_extracted_statements stmts = nullptr;
     auto count = duckdb_extract_statements(con_, sql.c_str(), &stmts);
     if (count == 0) {
@@ -567,6 +570,7 @@ public:
 
   void interrupt() override {
     flag_->store(true);
+    std::lock_guard guard{con_mtx_};
     duckdb_interrupt(con_);
   }
 
@@ -575,6 +579,43 @@ public:
   }
 
 private:
+  void connect() {
+    duckdb_connection con = nullptr;
+    if (duckdb_connect(db_, &con) != DuckDBSuccess)
+      throw engine_error(error_kind::internal, "cannot connect to DuckDB");
+    {
+      std::lock_guard guard{con_mtx_};
+      con_ = con;
+    }
+    id_ = connection_id(con_);
+    std::lock_guard guard{registry_.mtx};
+    registry_.flags[id_] = flag_;
+  }
+
+  void disconnect() {
+    {
+      std::lock_guard guard{registry_.mtx};
+      registry_.flags.erase(id_);
+    }
+    std::lock_guard guard{con_mtx_};
+    duckdb_disconnect(&con_);
+  }
+
+  /// What the script leaves in this connection's session, and whether a
+  /// transaction is open after it (DuckDB's C API does not say: read from
+  /// the statements, as the wire sessions read them).
+  void note_session_effects(const std::string& script) {
+    for (auto statement : sql::split_statements(script)) {
+      auto kw = sql::leading_keyword(statement);
+      if (kw == "BEGIN" || kw == "START")
+        in_transaction_ = true;
+      else if (kw == "COMMIT" || kw == "END" || kw == "ROLLBACK" || kw == "ABORT")
+        in_transaction_ = false;
+      else if (kw == "SET" || kw == "USE" || kw == "RESET" || sql::leaves_session_state(statement))
+        private_state_ = true;
+    }
+  }
+
   std::unique_ptr<cursor> run(duckdb_extracted_statements stmts, idx_t i,
                               const parameters& params) {
     duckdb_prepared_statement prepared = nullptr;
@@ -615,8 +656,12 @@ private:
 
   std::shared_ptr<const void> keep_alive_;
   interrupt_registry& registry_;
+  duckdb_database db_;
+  std::mutex con_mtx_; // con_ against interrupt() from another thread
   duckdb_connection con_ = nullptr;
   idx_t id_ = 0;
+  bool private_state_ = false; // a client left state in this session
+  bool in_transaction_ = false;
   std::shared_ptr<std::atomic<bool>> flag_
     = std::make_shared<std::atomic<bool>>(false);
 };

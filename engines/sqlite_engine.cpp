@@ -2,6 +2,8 @@
 // databasePath means one shared in-memory database for the whole cluster.
 #include "engines/sqlite_engine.hpp"
 
+#include "protocols/sql/statements.hpp"
+
 #include <sqlite3.h>
 
 #include <atomic>
@@ -9,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 namespace qf::engines {
@@ -187,21 +190,8 @@ class sqlite_connection : public connection {
 public:
   /// confined: the client's SQL stays within the database (no ATTACH).
   sqlite_connection(const std::string& uri, std::shared_ptr<const void> owner, bool confined)
-    : owner_(std::move(owner)) {
-    auto flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI
-                 | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(uri.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-      std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      throw engine_error(error_kind::internal, "cannot open SQLite: " + msg);
-    }
-    sqlite3_busy_timeout(db_, 5000);
-    if (confined) {
-      sqlite3_set_authorizer(db_, confine, nullptr);
-      sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-    }
-    sqlite3_create_function_v2(db_, "sleep_ms", 1, SQLITE_UTF8, &interrupted_,
-                               sleep_ms, nullptr, nullptr, nullptr);
+    : owner_(std::move(owner)), uri_(uri), confined_(confined) {
+    open();
   }
 
   ~sqlite_connection() override {
@@ -215,6 +205,19 @@ public:
 
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
+    // This connection serves whoever its connection actor serves next: a
+    // temporary table a client left goes with the handle once no
+    // transaction holds it.
+    if (private_state_ && serves_clients_ && sqlite3_get_autocommit(db_)) {
+      {
+        std::lock_guard guard{db_mtx_};
+        sqlite3_close_v2(db_);
+        db_ = nullptr;
+      }
+      open();
+      private_state_ = false;
+    }
+    private_state_ = private_state_ || sql::leaves_session_state(sql);
     interrupted_.store(false);
     const char* tail = sql.c_str();
     const char* end = tail + sql.size();
@@ -246,12 +249,40 @@ public:
     return last;
   }
 
+  /// The database's keeper runs initSql alone, and closing it could end a
+  /// shared in-memory database: never reopened.
+  void keep_for_good() {
+    serves_clients_ = false;
+  }
+
   void interrupt() override {
     interrupted_.store(true);
-    sqlite3_interrupt(db_);
+    std::lock_guard guard{db_mtx_};
+    if (db_)
+      sqlite3_interrupt(db_);
   }
 
 private:
+  void open() {
+    auto flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI
+                 | SQLITE_OPEN_NOMUTEX;
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(uri_.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+      std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+      sqlite3_close(db);
+      throw engine_error(error_kind::internal, "cannot open SQLite: " + msg);
+    }
+    sqlite3_busy_timeout(db, 5000);
+    if (confined_) {
+      sqlite3_set_authorizer(db, confine, nullptr);
+      sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    }
+    sqlite3_create_function_v2(db, "sleep_ms", 1, SQLITE_UTF8, &interrupted_,
+                               sleep_ms, nullptr, nullptr, nullptr);
+    std::lock_guard guard{db_mtx_};
+    db_ = db;
+  }
+
   /// Binds $n (or ?n, or plain ?) placeholders to params[n - 1].
   void bind(sqlite3_stmt* stmt, const parameters& params) {
     auto count = sqlite3_bind_parameter_count(stmt);
@@ -278,6 +309,11 @@ private:
   std::shared_ptr<const void> owner_;
   sqlite3* db_ = nullptr;
   std::atomic<bool> interrupted_{false};
+  std::string uri_;
+  bool confined_;
+  std::mutex db_mtx_; // db_ against interrupt() from another thread
+  bool private_state_ = false; // a client left state in this session
+  bool serves_clients_ = true;
 };
 
 class sqlite_database : public database,
@@ -293,6 +329,7 @@ public:
     }
     // Keeps a shared in-memory database alive while no query runs.
     keeper_ = std::make_unique<sqlite_connection>(uri_, nullptr, false);
+    keeper_->keep_for_good();
     confined_ = !cfg.external_access;
     for (const auto& sql : cfg.init_sql) {
       auto cur = keeper_->execute(sql);

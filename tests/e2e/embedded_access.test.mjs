@@ -19,7 +19,8 @@ before(async () => {
     trinoPort: 23030,
     adminPort: 23031,
     clusters: {
-      duck: { engine: 'duckDb', initSql: ['CREATE TABLE mine AS SELECT 41 + 1 AS n'] },
+      duck: { engine: 'duckDb', initSql: ['CREATE TABLE mine AS SELECT 41 + 1 AS n', 'CREATE SCHEMA other',
+        'CREATE TABLE other.mine AS SELECT 7 AS n'] },
       lite: { engine: 'sqlite', initSql: ['CREATE TABLE mine (n int)', 'INSERT INTO mine VALUES (42)'] },
       open: { engine: 'duckDb', externalAccess: true },
     },
@@ -80,4 +81,23 @@ test('no client reconfigures the engine the others share', async () => {
   assert.equal((await run('lite', 'PRAGMA table_info(mine)')).data[0][1], 'n');
   const wrote = await run('lite', 'INSERT INTO mine VALUES (43)');
   assert.equal(wrote.error, undefined, JSON.stringify(wrote.error));
+});
+
+test("a client's temporary table or SET stays out of the next client's statements", async () => {
+  // One cluster connection serves one statement after another, whoever
+  // sends it: what a statement leaves in that session goes with it.
+  for (const group of ['duck', 'lite']) {
+    const made = await runClient(gw.trino('alice', { extraHeaders: { 'X-QueryFlux-Group': group } }),
+      "CREATE TEMP TABLE alice_only AS SELECT 'alice-data' AS v");
+    assert.equal(made.error, undefined, JSON.stringify(made.error));
+    for (let i = 0; i < 3; ++i) {
+      const r = await runClient(gw.trino('bob', { extraHeaders: { 'X-QueryFlux-Group': group } }),
+        'SELECT v FROM alice_only');
+      assert.match(r.error?.message ?? '', /does not exist|no such table/, `${group}: ${JSON.stringify(r.data)}`);
+    }
+  }
+  const set = await run('duck', "SET search_path = 'other'");
+  assert.equal(set.error, undefined, JSON.stringify(set.error));
+  for (let i = 0; i < 3; ++i)
+    assert.deepEqual((await run('duck', 'SELECT n FROM mine')).data, [[42]]);
 });
