@@ -129,8 +129,9 @@ public:
   /// Idle, connected and in no transaction: fit for the next statement.
   bool reusable() const;
   /// A client left state of its own in the server's session (a temporary
-  /// table): the connection serves it on, then closes instead of going
-  /// back to the pool, where the next client would see that state.
+  /// table, a lock): the connection is that client's from now on, never
+  /// pooled, where the next client would see that state
+  /// (wire_session_base::keep_private_backend).
   void hold_private_state() {
     private_state_ = true;
   }
