@@ -538,16 +538,8 @@ public:
 
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
-    // This connection serves whoever its connection actor serves next:
-    // state a client left in it (a temporary table, SET search_path, USE)
-    // goes with a new connection once no transaction holds it.
-    if (private_state_ && !in_transaction_) {
-      disconnect();
-      connect();
-      private_state_ = false;
-    }
     flag_->store(false);
-    note_session_effects(sql);
+    note_transaction(sql);
     duckdb_extracted_statements stmts = nullptr;
     auto count = duckdb_extract_statements(con_, sql.c_str(), &stmts);
     if (count == 0) {
@@ -601,19 +593,26 @@ private:
     duckdb_disconnect(&con_);
   }
 
-  /// What the script leaves in this connection's session, and whether a
-  /// transaction is open after it (DuckDB's C API does not say: read from
-  /// the statements, as the wire sessions read them).
-  void note_session_effects(const std::string& script) {
+  /// Whether a transaction is open after the script: DuckDB's C API does
+  /// not say, so it is read from the statements, as the wire sessions read
+  /// them.
+  void note_transaction(const std::string& script) {
     for (auto statement : sql::split_statements(script)) {
       auto kw = sql::leading_keyword(statement);
       if (kw == "BEGIN" || kw == "START")
         in_transaction_ = true;
       else if (kw == "COMMIT" || kw == "END" || kw == "ROLLBACK" || kw == "ABORT")
         in_transaction_ = false;
-      else if (kw == "SET" || kw == "USE" || kw == "RESET" || sql::leaves_session_state(statement))
-        private_state_ = true;
     }
+  }
+
+  bool in_transaction() const override {
+    return in_transaction_;
+  }
+
+  void renew_session() override {
+    disconnect();
+    connect();
   }
 
   std::unique_ptr<cursor> run(duckdb_extracted_statements stmts, idx_t i,
@@ -660,8 +659,7 @@ private:
   std::mutex con_mtx_; // con_ against interrupt() from another thread
   duckdb_connection con_ = nullptr;
   idx_t id_ = 0;
-  bool private_state_ = false; // a client left state in this session
-  bool in_transaction_ = false;
+  bool in_transaction_ = false; // see note_transaction()
   std::shared_ptr<std::atomic<bool>> flag_
     = std::make_shared<std::atomic<bool>>(false);
 };

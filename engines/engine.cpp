@@ -6,6 +6,7 @@
 #include "engines/postgres_engine.hpp"
 #include "engines/sqlite_engine.hpp"
 #include "engines/trino_engine.hpp"
+#include "protocols/sql/statements.hpp"
 
 namespace qf::engines {
 
@@ -15,6 +16,17 @@ std::optional<uint32_t> connection::probe(const std::string& health_check_query)
   while (cur->fetch(sink, 256))
     sink.cells.clear();
   return std::nullopt;
+}
+
+std::unique_ptr<cursor> connection::run(const std::string& sql, const parameters& params) {
+  if (left_state_ && !in_transaction()) {
+    renew_session();
+    left_state_ = false;
+  }
+  auto kw = sql::leading_keyword(sql);
+  left_state_ = left_state_ || kw == "SET" || kw == "USE" || kw == "RESET"
+                || sql::leaves_session_state(sql);
+  return execute(sql, params);
 }
 
 std::shared_ptr<database> open_database(const config::cluster& cfg) {

@@ -118,6 +118,13 @@ public:
     return execute(sql, {});
   }
 
+  /// execute() for whichever client the connection serves now (a
+  /// connection actor serves one statement after another, anyone's): state
+  /// the last client left in the session (sql::leaves_session_state, or a
+  /// SET, USE or RESET: a temporary table, search_path) goes with a fresh
+  /// session first, once no transaction holds it.
+  std::unique_ptr<cursor> run(const std::string& sql, const parameters& params);
+
   /// Stops the running statement. Safe to call from any thread.
   virtual void interrupt() = 0;
 
@@ -136,6 +143,20 @@ public:
   /// return the queries the cluster says it runs or queues (its other
   /// clients' too), which leastLoaded weighs; nullopt when unknown.
   virtual std::optional<uint32_t> probe(const std::string& health_check_query);
+
+protected:
+  /// Whether the session holds an open transaction now.
+  virtual bool in_transaction() const {
+    return false;
+  }
+  /// Replaces the session with a fresh one (or drops it for the next
+  /// execute() to open).
+  virtual void renew_session() {
+    // nop: engines without sessions
+  }
+
+private:
+  bool left_state_ = false; // the last client left state in the session
 };
 
 class database {

@@ -7,7 +7,6 @@
 
 #include "engines/mysql_client.hpp"
 #include "protocols/common/hex.hpp"
-#include "protocols/sql/statements.hpp"
 
 #include <atomic>
 #include <functional>
@@ -88,17 +87,7 @@ public:
 
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
-    // This connection serves whoever the connection actor serves next:
-    // state a client left in the server's session (sql::leaves_session_state:
-    // a temporary table, a lock) goes with a new connection once no
-    // transaction holds it.
-    if (private_state_ && conn_ && (conn_->server_status & SERVER_STATUS_IN_TRANS) == 0) {
-      mysql_close(conn_);
-      conn_ = nullptr;
-      private_state_ = false;
-    }
     ensure_connected();
-    private_state_ = private_state_ || sql::leaves_session_state(sql);
     auto text = params.empty() ? sql : mysql_with_literals(conn_, sql, params);
     if (mysql_real_query(conn_, text.data(), text.size()) != 0)
       throw failure();
@@ -106,6 +95,16 @@ public:
     if (!res && mysql_field_count(conn_) != 0)
       throw failure();
     return std::make_unique<mysql_cursor>(conn_, res, [this] { interrupt(); });
+  }
+
+  bool in_transaction() const override {
+    return conn_ && (conn_->server_status & SERVER_STATUS_IN_TRANS) != 0;
+  }
+
+  void renew_session() override {
+    if (conn_)
+      mysql_close(conn_); // the next execute connects anew
+    conn_ = nullptr;
   }
 
   /// KILL QUERY from a second connection: the server's way to stop a
@@ -141,7 +140,6 @@ private:
 
   mysql_target target_;
   MYSQL* conn_ = nullptr;
-  bool private_state_ = false; // a client left state in the server's session
   std::atomic<unsigned long> thread_id_{0};
 };
 

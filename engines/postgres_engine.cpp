@@ -5,7 +5,6 @@
 #include "engines/postgres_engine.hpp"
 
 #include "engines/postgres_results.hpp"
-#include "protocols/sql/statements.hpp"
 
 #include <libpq-fe.h>
 
@@ -109,17 +108,7 @@ public:
 
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
-    // This connection serves whoever the connection actor serves next:
-    // state a client left in the server's session (sql::leaves_session_state:
-    // a temporary table, a lock) goes with a new connection once no
-    // transaction holds it.
-    if (private_state_ && conn_ && PQtransactionStatus(conn_) == PQTRANS_IDLE) {
-      PQfinish(conn_);
-      conn_ = nullptr;
-      private_state_ = false;
-    }
     ensure_connected();
-    private_state_ = private_state_ || sql::leaves_session_state(sql);
     notices_.clear(); // a failed statement's: not for the next, maybe another client's
     while (auto* n = PQnotifies(conn_)) // a LISTEN's, for nobody: not kept without bound
       PQfreemem(n);
@@ -156,6 +145,16 @@ public:
       throw engine_error(error_kind::syntax, "empty query");
     }
     return std::make_unique<pg_cursor>(conn_, first);
+  }
+
+  bool in_transaction() const override {
+    return conn_ && PQtransactionStatus(conn_) != PQTRANS_IDLE;
+  }
+
+  void renew_session() override {
+    if (conn_)
+      PQfinish(conn_); // the next execute connects anew
+    conn_ = nullptr;
   }
 
   std::vector<notice> take_notices() override {
@@ -210,7 +209,6 @@ private:
 
   std::string conninfo_;
   PGconn* conn_ = nullptr;
-  bool private_state_ = false; // a client left state in the server's session
   std::vector<notice> notices_; // since take_notices()
   std::mutex cancel_mtx_;
   PGcancel* cancel_ = nullptr;

@@ -2,7 +2,6 @@
 // databasePath means one shared in-memory database for the whole cluster.
 #include "engines/sqlite_engine.hpp"
 
-#include "protocols/sql/statements.hpp"
 
 #include <sqlite3.h>
 
@@ -205,19 +204,6 @@ public:
 
   std::unique_ptr<cursor> execute(const std::string& sql,
                                   const parameters& params) override {
-    // This connection serves whoever its connection actor serves next: a
-    // temporary table a client left goes with the handle once no
-    // transaction holds it.
-    if (private_state_ && serves_clients_ && sqlite3_get_autocommit(db_)) {
-      {
-        std::lock_guard guard{db_mtx_};
-        sqlite3_close_v2(db_);
-        db_ = nullptr;
-      }
-      open();
-      private_state_ = false;
-    }
-    private_state_ = private_state_ || sql::leaves_session_state(sql);
     interrupted_.store(false);
     const char* tail = sql.c_str();
     const char* end = tail + sql.size();
@@ -249,17 +235,25 @@ public:
     return last;
   }
 
-  /// The database's keeper runs initSql alone, and closing it could end a
-  /// shared in-memory database: never reopened.
-  void keep_for_good() {
-    serves_clients_ = false;
-  }
-
   void interrupt() override {
     interrupted_.store(true);
     std::lock_guard guard{db_mtx_};
     if (db_)
       sqlite3_interrupt(db_);
+  }
+
+protected:
+  bool in_transaction() const override {
+    return !sqlite3_get_autocommit(db_);
+  }
+
+  void renew_session() override {
+    {
+      std::lock_guard guard{db_mtx_};
+      sqlite3_close_v2(db_);
+      db_ = nullptr;
+    }
+    open();
   }
 
 private:
@@ -312,8 +306,6 @@ private:
   std::string uri_;
   bool confined_;
   std::mutex db_mtx_; // db_ against interrupt() from another thread
-  bool private_state_ = false; // a client left state in this session
-  bool serves_clients_ = true;
 };
 
 class sqlite_database : public database,
@@ -328,8 +320,9 @@ public:
       uri_ = cfg.database_path;
     }
     // Keeps a shared in-memory database alive while no query runs.
+    // initSql goes through execute(), not run(): the keeper never renews
+    // its session (closing it could end a shared in-memory database).
     keeper_ = std::make_unique<sqlite_connection>(uri_, nullptr, false);
-    keeper_->keep_for_good();
     confined_ = !cfg.external_access;
     for (const auto& sql : cfg.init_sql) {
       auto cur = keeper_->execute(sql);

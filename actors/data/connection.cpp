@@ -48,7 +48,7 @@ caf::behavior connection_actor(caf::stateful_actor<connection_state>* self,
       st.cursor.reset();
       return guarded([&] {
         st.conn->set_session(req.session);
-        st.cursor = st.conn->execute(req.sql, req.params);
+        st.cursor = st.conn->run(req.sql, req.params);
         statement_result out{st.cursor->columns(),
                              next_batch(st, req.max_rows)};
         return out;

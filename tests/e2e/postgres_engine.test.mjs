@@ -26,6 +26,22 @@ function direct() {
   return c;
 }
 
+/// A gateway of its own whose one cluster has one connection: the next
+/// statement runs where the last one ran. Trino on `trinoPort`, the admin
+/// API on the next port, PostgreSQL wire on `pgPort` if given.
+async function soloGateway(t, trinoPort, { pgPort } = {}) {
+  const cfg = config({
+    trinoPort,
+    adminPort: trinoPort + 1,
+    clusters: { one: { engine: 'postgres', endpoint: PG_URL, maxRunningQueries: 1, poolSize: 1 } },
+    clusterGroups: { solo: { members: ['one'], maxRunningQueries: 1 } },
+  });
+  if (pgPort) cfg.queryflux.frontends.postgresWire = { enabled: true, port: pgPort };
+  const solo = await startGateway(cfg);
+  t.after(() => solo.kill());
+  return solo;
+}
+
 let gw;
 before(async () => {
   const cfg = config({
@@ -165,14 +181,7 @@ test("the server's notices reach its client, never the gateway's log", async () 
 test("a failed statement's notices go with it, not to the next statement on its connection", async (t) => {
   // One pooled connection: the next statement, maybe another client's,
   // runs where the failed one raised its notices.
-  const cfg = config({
-    trinoPort: 23210,
-    adminPort: 23211,
-    clusters: { one: { engine: 'postgres', endpoint: PG_URL, maxRunningQueries: 1, poolSize: 1 } },
-    clusterGroups: { solo: { members: ['one'], maxRunningQueries: 1 } },
-  });
-  const solo = await startGateway(cfg);
-  t.after(() => solo.kill());
+  const solo = await soloGateway(t, 23210);
   const failed = await runClient(solo.trino('first'),
     "DO $$ BEGIN RAISE NOTICE 'before_failing'; RAISE EXCEPTION 'failing'; END $$");
   assert.match(failed.error?.message ?? '', /failing/);
@@ -253,15 +262,7 @@ test('COPY through the Trino and MySQL frontends fails clearly and the next quer
 test("a client's CopyFail, and a COPY FROM STDIN refused in the extended protocol, leave the session and its backend connection usable", async (t) => {
   // One pooled connection: the same backend pid before and after means
   // the failed copy did not cost the connection.
-  const cfg = config({
-    trinoPort: 23220,
-    adminPort: 23221,
-    clusters: { one: { engine: 'postgres', endpoint: PG_URL, maxRunningQueries: 1, poolSize: 1 } },
-    clusterGroups: { solo: { members: ['one'], maxRunningQueries: 1 } },
-  });
-  cfg.queryflux.frontends.postgresWire = { enabled: true, port: 23222 };
-  const solo = await startGateway(cfg);
-  t.after(() => solo.kill());
+  await soloGateway(t, 23220, { pgPort: 23222 });
   const c = new pg.Client({ host: '127.0.0.1', port: 23222, user: 'postgres', database: 'postgres' });
   c.on('error', () => {});
   await c.connect();
@@ -472,14 +473,7 @@ test('pgjdbc: statement metadata, server-side prepared statements, fetch size, e
 
 test("through the Trino frontend too, a client's temporary table goes with its connection", async (t) => {
   // One connection actor: the next query runs where the table was made.
-  const cfg = config({
-    trinoPort: 23225,
-    adminPort: 23226,
-    clusters: { one: { engine: 'postgres', endpoint: PG_URL, maxRunningQueries: 1, poolSize: 1 } },
-    clusterGroups: { solo: { members: ['one'], maxRunningQueries: 1 } },
-  });
-  const solo = await startGateway(cfg);
-  t.after(() => solo.kill());
+  const solo = await soloGateway(t, 23225);
   const made = await runClient(solo.trino('first'), "CREATE TEMP TABLE qf_private AS SELECT 'a-data' AS v");
   assert.equal(made.error, undefined, JSON.stringify(made.error));
   const next = await runClient(solo.trino('second'), 'SELECT v FROM pg_temp.qf_private');

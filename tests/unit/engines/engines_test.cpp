@@ -141,6 +141,30 @@ TEST_P(engine_test, init_sql_runs_once_when_the_database_opens) {
   EXPECT_EQ(run(*c, "SELECT count(*) FROM demo").rows.at(0, 0), "2");
 }
 
+TEST_P(engine_test, a_session_a_client_left_state_in_is_renewed_once_no_transaction_holds_it) {
+  // run() is the connection actor's: the next statement may be another
+  // client's, who must not find the last one's temporary table.
+  auto rows_of = [&](const std::string& sql) {
+    auto cur = conn->run(sql, {});
+    row_batch rows;
+    while (cur->fetch(rows, 100)) {
+      // keep fetching
+    }
+    return rows.cells;
+  };
+  rows_of("CREATE TEMP TABLE mine AS SELECT 1 AS x");
+  EXPECT_THROW(rows_of("SELECT x FROM mine"), engine_error);
+  // Inside a transaction it stays, to the transaction's end.
+  rows_of("BEGIN");
+  rows_of("CREATE TEMP TABLE mine AS SELECT 2 AS x");
+  EXPECT_EQ(rows_of("SELECT x FROM mine"), std::vector<std::optional<std::string>>{"2"});
+  rows_of("COMMIT");
+  EXPECT_THROW(rows_of("SELECT x FROM mine"), engine_error);
+  // execute() alone (initSql's, the health check's) renews nothing.
+  run(*conn, "CREATE TEMP TABLE kept AS SELECT 3 AS x");
+  EXPECT_EQ(run(*conn, "SELECT x FROM kept").rows.at(0, 0), "3");
+}
+
 INSTANTIATE_TEST_SUITE_P(embedded, engine_test,
                          ::testing::Values(config::engine_kind::duck_db,
                                            config::engine_kind::sqlite),

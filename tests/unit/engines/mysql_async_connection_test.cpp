@@ -4,6 +4,7 @@
 // their codes, KILL QUERY, a killed connection, a refused login.
 #include "engines/lane_pool.hpp"
 #include "engines/mysql_async_connection.hpp"
+#include "tests/unit/support/fetch_from_pool.hpp"
 #include "tests/unit/support/silent_listener.hpp"
 
 #include <gtest/gtest.h>
@@ -280,17 +281,8 @@ TEST_F(mysql_async_connection_test, an_idle_connection_moved_to_another_loop_ser
   pool.give_back(conn_);
   auto other = io::event_loop::create();
   other->start();
-  std::promise<std::shared_ptr<mysql_async_connection>> fetched;
-  other->post([&] {
-    pool.fetch(*other, [&](std::shared_ptr<mysql_async_connection> c, std::string e) {
-      EXPECT_TRUE(other->in_loop_thread());
-      EXPECT_TRUE(c) << e;
-      fetched.set_value(std::move(c));
-    });
-  });
-  auto f = fetched.get_future();
-  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
-  EXPECT_EQ(f.get(), conn_) << "opened a new connection instead";
+  EXPECT_EQ(test_support::fetch_from(pool, *other, &why), conn_)
+    << "opened a new connection instead: " << why;
   ASSERT_EQ(&conn_->loop(), other.get());
 
   std::swap(loop_, other); // the fixture runs statements on conn_'s loop

@@ -33,7 +33,7 @@ struct result {
 };
 
 result run(connection& conn, const std::string& sql, const parameters& params = {}) {
-  auto cur = conn.execute(sql, params);
+  auto cur = conn.run(sql, params);
   result out{cur->columns(), {}, cur->affected_rows()};
   while (cur->fetch(out.rows, 1000)) {
     // keep fetching

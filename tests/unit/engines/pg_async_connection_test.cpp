@@ -6,6 +6,7 @@
 #include "engines/lane_pool.hpp"
 #include "engines/pg_async_connection.hpp"
 #include "protocols/pgwire/frontend.hpp"
+#include "tests/unit/support/fetch_from_pool.hpp"
 #include "tests/unit/support/silent_listener.hpp"
 
 #include <gtest/gtest.h>
@@ -424,18 +425,9 @@ TEST_F(pg_async_connection_test, a_loop_without_idle_connections_gets_another_lo
   pool.give_back(conn_);
   ASSERT_EQ(pool.take(*other), nullptr);
 
-  std::promise<std::shared_ptr<pg_async_connection>> fetched;
-  other->post([&] {
-    pool.fetch(*other, [&](std::shared_ptr<pg_async_connection> c, std::string why) {
-      EXPECT_TRUE(other->in_loop_thread());
-      EXPECT_TRUE(c) << why;
-      fetched.set_value(std::move(c));
-    });
-  });
-  auto f = fetched.get_future();
-  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
-  auto moved = f.get();
-  EXPECT_EQ(moved, conn_) << "opened a new connection instead";
+  std::string why;
+  auto moved = test_support::fetch_from(pool, *other, &why);
+  EXPECT_EQ(moved, conn_) << "opened a new connection instead: " << why;
   ASSERT_TRUE(moved);
   EXPECT_EQ(&moved->loop(), other.get());
 
@@ -449,15 +441,7 @@ TEST_F(pg_async_connection_test, a_loop_without_idle_connections_gets_another_lo
   EXPECT_EQ(c->first_cells, std::vector<std::string>{pid});
 
   // With nothing idle anywhere, fetch() opens a new one.
-  std::promise<std::shared_ptr<pg_async_connection>> opened;
-  loop_->post([&] {
-    pool.fetch(*loop_, [&](std::shared_ptr<pg_async_connection> n, std::string) {
-      opened.set_value(std::move(n));
-    });
-  });
-  auto o = opened.get_future();
-  ASSERT_EQ(o.wait_for(10s), std::future_status::ready);
-  auto fresh = o.get();
+  auto fresh = test_support::fetch_from(pool, *loop_);
   ASSERT_TRUE(fresh);
   EXPECT_NE(fresh, moved);
   EXPECT_EQ(&fresh->loop(), loop_.get());
@@ -499,17 +483,9 @@ TEST_F(pg_async_connection_test, a_moved_connection_the_server_closed_meanwhile_
   PQfinish(admin);
   std::this_thread::sleep_for(200ms); // the server's goodbye reaches the socket
 
-  std::promise<std::shared_ptr<pg_async_connection>> fetched;
-  other->post([&] {
-    pool.fetch(*other, [&](std::shared_ptr<pg_async_connection> c, std::string why) {
-      EXPECT_TRUE(c) << why;
-      fetched.set_value(std::move(c));
-    });
-  });
-  auto f = fetched.get_future();
-  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
-  auto fresh = f.get();
-  ASSERT_TRUE(fresh);
+  std::string why;
+  auto fresh = test_support::fetch_from(pool, *other, &why);
+  ASSERT_TRUE(fresh) << why;
   EXPECT_NE(fresh, conn_) << "handed over the closed connection";
   EXPECT_EQ(&fresh->loop(), other.get());
   conn_.reset();
