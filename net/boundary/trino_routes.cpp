@@ -3,17 +3,15 @@
 #include "net/boundary/routes.hpp"
 
 #include "actors/data/statement.hpp"
+#include "net/boundary/secure_random.hpp"
 #include "net/http/url.hpp"
-#include "protocols/common/hex.hpp"
 #include "protocols/common/json_writer.hpp"
 #include "protocols/common/secrets.hpp"
 #include "protocols/sql/statements.hpp"
 
 #include <caf/all.hpp>
-#include <openssl/rand.h>
 
 #include <charconv>
-#include <stdexcept>
 
 namespace qf::boundary {
 
@@ -118,7 +116,7 @@ private:
                                  "User must be set (X-Trino-User)"));
     spec.ticket = node_->next_ticket.fetch_add(1);
     spec.id = node_->query_id(spec.ticket);
-    spec.slug = new_slug();
+    spec.slug = random_hex(16); // 128 bits: the nextUri's secret
     spec.sql = std::move(req.body);
     auto id = spec.id;
     spec.live = std::make_shared<query_liveness>();
@@ -163,14 +161,6 @@ private:
   bool impersonating(const trino::client_session& s) const {
     auto active = node_->snapshot->load();
     return active && active->config->auth.enabled && s.user != s.basic_user;
-  }
-
-  /// 128 random bits, hex: the nextUri's secret.
-  static std::string new_slug() {
-    unsigned char bytes[16];
-    if (RAND_bytes(bytes, sizeof bytes) != 1)
-      throw std::runtime_error("the random number generator failed");
-    return to_hex({reinterpret_cast<const char*>(bytes), sizeof bytes});
   }
 
   void poll(const caf::actor& query, const std::string& token_text, http::respond_fn respond) {

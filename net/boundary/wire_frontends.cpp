@@ -4,31 +4,13 @@
 
 #include "net/boundary/mysql_wire_session.hpp"
 #include "net/boundary/pg_wire_session.hpp"
+#include "net/boundary/secure_random.hpp"
 
-#include <openssl/rand.h>
 
 #include <array>
 #include <cstdint>
-#include <stdexcept>
 
 namespace qf::boundary {
-
-namespace {
-
-/// Cancel secrets and login scrambles are what stop strangers, so they
-/// must not be guessable: OpenSSL's DRBG, seeded by the OS. Not
-/// std::random_device, which here is RDRAND or the like: on this VM about
-/// 20 us a call, and a MySQL scramble took twenty of them, which made
-/// connecting through the MySQL frontend cost 0.5 ms of CPU.
-template <class T>
-T random_value() {
-  T value{};
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(&value), sizeof value) != 1)
-    throw std::runtime_error("the random number generator failed");
-  return value;
-}
-
-} // namespace
 
 wire::handler_factory make_pg_frontend(std::shared_ptr<node_services> node, bool tls_available,
                                        wire_session_limits limits) {
