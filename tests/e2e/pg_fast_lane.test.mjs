@@ -644,7 +644,7 @@ test("a statement that queued (the actor path) still hands its client the server
   assert.doesNotMatch(gw.logs(), /queued_notice/);
 });
 
-test('over TLS to the server the fast lane runs statements through libpq, and its notices still reach the client', T, async (t) => {
+test('over TLS to the server the fast lane runs statements through libpq: its notices still reach the client, COPY is refused clearly', T, async (t) => {
   // Our relay passes bytes beside libpq, which only works in the clear: a
   // cluster that asks for TLS (as managed PostgreSQL does) takes the run path.
   const server = ownPostgres(t, 24154, { tls: selfSignedCert(t) });
@@ -658,6 +658,10 @@ test('over TLS to the server the fast lane runs statements through libpq, and it
   assert.deepEqual((await c.query('SELECT $1::int + 1 AS n', [41])).rows, [{ n: 42 }]);
   await c.query("DO $$ BEGIN RAISE NOTICE 'over_tls %', 1; RAISE WARNING 'over_tls_warning'; END $$");
   assert.deepEqual(notices, ['NOTICE over_tls 1', 'WARNING over_tls_warning']);
+  // COPY passes only through the relay, which a TLS server leaves out: a
+  // clear 0A000, and the session goes on.
+  await assert.rejects(c.query('COPY (SELECT 1) TO STDOUT'), (e) => e.code === '0A000' && /over TLS/.test(e.message));
+  assert.deepEqual((await c.query('SELECT 5 AS n')).rows, [{ n: 5 }]);
   const d = new pg.Client({ host: '127.0.0.1', port: 24154, user: 'postgres', database: 'postgres',
     ssl: { rejectUnauthorized: false } });
   d.on('error', () => {}); // the server stops at the end of the test
