@@ -143,6 +143,9 @@ struct statement_page {
   /// With the last page of a statement inside a transaction: the
   /// connection and slot, handed back to the session.
   std::optional<pinned_connection> pinned;
+  /// statement_spec::admit_only: the slot the statement now holds, for
+  /// the session to run it on its fast lane.
+  std::shared_ptr<cluster_state> admitted;
 };
 
 /// What a Trino HTTP request gets back from a query actor.

@@ -17,18 +17,23 @@ void publish_queue_length(self_ptr self) {
   st.stats->queued_set(st.gate->cfg().name, st.queue.size());
 }
 
+/// In order; one waiting for a member with no room lets those behind it
+/// go, anyone else stops the round (no member had room for it).
 void admit_waiters(self_ptr self) {
   auto& st = self->state;
-  while (!st.queue.empty()) {
-    auto cluster = st.gate->try_place();
-    if (!cluster)
-      break;
-    auto w = std::move(st.queue.front());
-    st.queue.pop_front();
-    auto waited = self->clock().now() - w.since;
+  for (auto w = st.queue.begin(); w != st.queue.end();) {
+    auto cluster = w->only.empty() ? st.gate->try_place() : st.gate->try_place_on(w->only);
+    if (!cluster) {
+      if (w->only.empty())
+        break;
+      ++w;
+      continue;
+    }
+    auto waited = self->clock().now() - w->since;
     st.stats->queue_wait(st.gate->cfg().name,
                          std::chrono::duration<double>(waited).count());
-    w.promise.deliver(admission{std::move(cluster)});
+    w->promise.deliver(admission{std::move(cluster)});
+    w = st.queue.erase(w);
   }
   publish_queue_length(self);
 }
@@ -47,13 +52,50 @@ void fail_waiter(self_ptr self, uint64_t ticket, caf::error err) {
 
 /// A retired group's caller: to the successor, which queues it anew, or
 /// failed when the group is gone.
-void pass_on(self_ptr self, caf::response_promise rp, uint64_t ticket) {
+void pass_on(self_ptr self, caf::response_promise rp, uint64_t ticket, std::string only) {
   auto& st = self->state;
   if (st.successor)
-    rp.delegate(st.successor, atom::admit::value, ticket);
+    rp.delegate(st.successor, atom::admit::value, ticket, std::move(only));
   else
     rp.deliver(make_error(errc::group_disabled,
                           "cluster group \"" + st.gate->cfg().name + "\" was deleted"));
+}
+
+/// A caller asks for a slot: at once when nobody waits and there is one,
+/// else in the queue, up to its length.
+void admit(self_ptr self, uint64_t ticket, std::string only) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise();
+  if (st.retired) {
+    pass_on(self, std::move(rp), ticket, std::move(only));
+    return;
+  }
+  if (!st.gate->cfg().enabled) {
+    rp.deliver(make_error(errc::group_disabled,
+                          "cluster group \"" + st.gate->cfg().name + "\" is disabled"));
+    return;
+  }
+  // Waiters go first: a newcomer never overtakes the queue.
+  if (st.queue.empty())
+    if (auto cluster = only.empty() ? st.gate->try_place() : st.gate->try_place_on(only)) {
+      st.stats->queue_wait(st.gate->cfg().name, 0.0);
+      rp.deliver(admission{std::move(cluster)});
+      return;
+    }
+  if (st.queue.size() >= st.gate->cfg().max_queued_queries) {
+    st.stats->queue_rejected(st.gate->cfg().name);
+    rp.deliver(make_error(
+      errc::queue_full,
+      "cluster group \"" + st.gate->cfg().name + "\" is at capacity and its "
+        "queue is full (maxQueuedQueries: "
+        + std::to_string(st.gate->cfg().max_queued_queries) + ")"));
+    return;
+  }
+  st.queue.push_back({ticket, std::move(rp), self->clock().now(), std::move(only)});
+  self->delayed_send(self, st.gate->cfg().capacity_wait_timeout, atom::timeout::value, ticket);
+  // Published first, then retried: a slot freed in between is not lost.
+  publish_queue_length(self);
+  admit_waiters(self);
 }
 
 } // namespace
@@ -64,41 +106,9 @@ caf::behavior group_actor(self_ptr self, std::shared_ptr<group_gate> gate,
   self->state.stats = std::move(stats);
   publish_queue_length(self);
   return {
-    [self](atom::admit, uint64_t ticket) {
-      auto& st = self->state;
-      auto rp = self->make_response_promise();
-      if (st.retired) {
-        pass_on(self, std::move(rp), ticket);
-        return;
-      }
-      if (!st.gate->cfg().enabled) {
-        rp.deliver(make_error(errc::group_disabled,
-                              "cluster group \"" + st.gate->cfg().name
-                                + "\" is disabled"));
-        return;
-      }
-      // Waiters go first: a newcomer never overtakes the queue.
-      if (st.queue.empty())
-        if (auto cluster = st.gate->try_place()) {
-          st.stats->queue_wait(st.gate->cfg().name, 0.0);
-          rp.deliver(admission{std::move(cluster)});
-          return;
-        }
-      if (st.queue.size() >= st.gate->cfg().max_queued_queries) {
-        st.stats->queue_rejected(st.gate->cfg().name);
-        rp.deliver(make_error(
-          errc::queue_full,
-          "cluster group \"" + st.gate->cfg().name + "\" is at capacity and its "
-            "queue is full (maxQueuedQueries: "
-            + std::to_string(st.gate->cfg().max_queued_queries) + ")"));
-        return;
-      }
-      st.queue.push_back({ticket, std::move(rp), self->clock().now()});
-      self->delayed_send(self, st.gate->cfg().capacity_wait_timeout,
-                         atom::timeout::value, ticket);
-      // Published first, then retried: a slot freed in between is not lost.
-      publish_queue_length(self);
-      admit_waiters(self);
+    [self](atom::admit, uint64_t ticket) { admit(self, ticket, {}); },
+    [self](atom::admit, uint64_t ticket, std::string& only) {
+      admit(self, ticket, std::move(only));
     },
     [self](atom::withdraw, uint64_t ticket) {
       if (self->state.retired && self->state.successor)
@@ -125,7 +135,7 @@ caf::behavior group_actor(self_ptr self, std::shared_ptr<group_gate> gate,
       while (!st.queue.empty()) {
         auto w = std::move(st.queue.front());
         st.queue.pop_front();
-        pass_on(self, std::move(w.promise), w.ticket);
+        pass_on(self, std::move(w.promise), w.ticket, std::move(w.only));
       }
       st.gate->queued()->store(0);
       if (!st.successor)

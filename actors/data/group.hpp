@@ -26,6 +26,7 @@ struct group_state {
     uint64_t ticket;
     caf::response_promise promise;
     caf::actor_clock::time_point since;
+    std::string only; // a member's name: admitted there or nowhere
   };
 
   /// The config, the members and placement; shared with the fast lane.
@@ -41,6 +42,9 @@ struct group_state {
 /// Handlers:
 /// - (admit, ticket) -> admission, or errc queue_full / queue_timeout /
 ///   cancelled / group_disabled;
+/// - (admit, ticket, member) -> the same on that member only (a wire
+///   session's own state lives on a connection there); such a waiter
+///   waits for its member without holding up those behind it;
 /// - (withdraw, ticket): a queued caller gave up; its admit fails cancelled;
 /// - (release): a member freed a slot or became healthy; admit waiters;
 /// - (stats) -> uint64_t queued;

@@ -46,4 +46,24 @@ std::shared_ptr<cluster_state> group_gate::try_place_newcomer() {
   return try_place();
 }
 
+bool group_gate::has_member(const cluster_state& cluster) const {
+  return std::any_of(members_.begin(), members_.end(),
+                     [&](const auto& m) { return m.get() == &cluster; });
+}
+
+std::shared_ptr<cluster_state> group_gate::try_place_on(std::string_view name) {
+  if (!cfg_.enabled)
+    return nullptr;
+  for (const auto& m : members_)
+    if (m->name == name)
+      return m->routable() && m->try_acquire() ? m : nullptr;
+  return nullptr;
+}
+
+std::shared_ptr<cluster_state> group_gate::try_place_newcomer_on(std::string_view name) {
+  if (queued_->load() > 0)
+    return nullptr;
+  return try_place_on(name);
+}
+
 } // namespace qf

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 namespace qf {
@@ -48,6 +49,16 @@ public:
   /// try_place() for a newcomer: only when the group is enabled and
   /// nobody queues, so that no one is overtaken.
   std::shared_ptr<cluster_state> try_place_newcomer();
+
+  /// Whether the cluster is one of this group's members.
+  bool has_member(const cluster_state& cluster) const;
+
+  /// A slot on the named member only, if it is routable and has one: a
+  /// session whose own state lives on a connection there.
+  std::shared_ptr<cluster_state> try_place_on(std::string_view name);
+
+  /// try_place_on() for a newcomer: only when nobody queues.
+  std::shared_ptr<cluster_state> try_place_newcomer_on(std::string_view name);
 
 private:
   const config::cluster_group cfg_;

@@ -246,12 +246,29 @@ void execute(self_ptr self) {
       });
 }
 
+/// admit_only: the slot goes to the wire session, which runs and records
+/// the statement on its fast lane; this actor is done.
+void hand_over_slot(self_ptr self, std::shared_ptr<cluster_state> cluster) {
+  auto& st = self->state;
+  st.ph = phase::finished;
+  st.final_served = true;
+  statement_page page;
+  page.done = true;
+  page.admitted = std::move(cluster);
+  st.spec.page_sink(std::move(page));
+  if (st.in_flight->exchange(false))
+    st.node->in_flight.fetch_sub(1);
+  self->quit();
+}
+
 void admitted(self_ptr self, admission& a) {
   auto& state = self->state;
   if (state.ph != phase::queued) { // cancelled while the grant was under way
     a.cluster->release();
     return;
   }
+  if (state.spec.admit_only)
+    return hand_over_slot(self, std::move(a.cluster));
   state.cluster = std::move(a.cluster);
   state.holds_slot = true;
   state.admitted = clock::now();
@@ -310,9 +327,15 @@ void start(self_ptr self) {
     return;
   }
   st.group = g->second;
-  self->request(st.group, caf::infinite, atom::admit::value, st.spec.ticket)
-    .then([self](admission& a) { admitted(self, a); },
-          [self](caf::error& err) { fail(self, err); });
+  auto on_admitted = [self](admission& a) { admitted(self, a); };
+  auto on_error = [self](caf::error& err) { fail(self, err); };
+  if (st.spec.only_cluster.empty())
+    self->request(st.group, caf::infinite, atom::admit::value, st.spec.ticket)
+      .then(on_admitted, on_error);
+  else
+    self->request(st.group, caf::infinite, atom::admit::value, st.spec.ticket,
+                  st.spec.only_cluster)
+      .then(on_admitted, on_error);
 }
 
 trino::query_state public_state(const statement_state& st, bool final) {

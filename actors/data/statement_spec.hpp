@@ -36,6 +36,13 @@ struct statement_spec {
   /// Hand the connection and slot back with the last page instead of
   /// releasing them: the transaction goes on.
   bool keep_pinned = false;
+  /// A wire session's fast lane waits here for a slot and runs the
+  /// statement itself: once admitted, the only page carries the slot
+  /// (statement_page::admitted) and nothing runs or is recorded here.
+  bool admit_only = false;
+  /// Admitted on this member of the group only (its name): the session's
+  /// own state lives on a connection there.
+  std::string only_cluster;
   /// For sessions that are not actors: where (pull, max_rows) sends its
   /// page, from the actor's thread.
   std::function<void(statement_page)> page_sink;

@@ -24,10 +24,12 @@ void fast_lane_books::open(std::string user, std::string source, std::string cat
 
 void fast_lane_books::admitted(fast_statement& st) {
   auto& series = series_for(st.route.group, st.cluster);
-  node_->stats->queue_wait(series, 0.0);
+  if (!st.queued_ms)
+    node_->stats->queue_wait(series, 0.0);
   if (!st.in_block)
     node_->stats->running_changed(series, 1);
-  st.id = node_->query_id(node_->next_ticket.fetch_add(1), id_prefix_);
+  if (st.id.empty()) // else it waited in the queue under this id
+    st.id = node_->query_id(node_->next_ticket.fetch_add(1), id_prefix_);
   summary_->begin(st.id, sql::preview(st.sql, 160), st.route.group, st.cluster->name);
 }
 
@@ -65,10 +67,12 @@ void fast_lane_books::record(fast_statement& st, std::chrono::steady_clock::time
   r.error_message = std::move(error);
   r.routing_trace = trace_json(st.route);
   r.created_at_ms = st.created_wall_ms;
-  r.started_at_ms = st.created_wall_ms; // admitted at once
-  r.finished_at_ms = st.created_wall_ms + ms_between(st.created, ended);
-  r.queue_duration_ms = 0;
-  r.execution_duration_ms = ms_between(st.created, ended);
+  auto queued = st.queued_ms.value_or(0);
+  auto took = ms_between(st.created, ended);
+  r.started_at_ms = st.created_wall_ms + queued;
+  r.finished_at_ms = st.created_wall_ms + took;
+  r.queue_duration_ms = queued;
+  r.execution_duration_ms = took - queued;
   r.rows_returned = st.rows;
   node_->record_finished(std::move(r),
                          std::chrono::duration<double>(ended - st.created).count(), &series);

@@ -33,6 +33,8 @@ struct fast_statement {
   std::chrono::steady_clock::time_point created = io::round_clock::steady();
   int64_t created_wall_ms = io::round_clock::wall_ms();
   int64_t rows = 0;
+  /// Waited in the group's queue this long (its group counted the wait).
+  std::optional<int64_t> queued_ms;
   bool cancelled = false; // while its connection was opening
   // A transaction block holds one slot from its first statement to its
   // last, as the actor path's pinned connection does.

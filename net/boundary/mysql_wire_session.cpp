@@ -286,21 +286,24 @@ private:
     return engines::engine_error(engines::error_kind::internal, why);
   }
 
-  void run_on_actors(std::string sql, engines::parameters values) {
+  statement_spec actor_statement(std::string sql, engines::parameters values) const {
     auto spec = actor_spec(std::move(sql), std::move(values));
     spec.session.user = user_;
     spec.session.catalog = session_.database();
+    return spec;
+  }
+
+  void run_on_actors(std::string sql, engines::parameters values) {
     columns_sent_ = false;
-    start_on_actors(std::move(spec));
+    start_on_actors(actor_statement(std::move(sql), std::move(values)));
   }
 
   /// One page of the running statement into the session.
   void on_page(statement_page& page) {
-    if (closed_ || !statement_) {
-      if (page.pinned) // it finished as the client left
-        abandon_transaction(*node_, *page.pinned);
+    if (closed_ || !statement_)
+      return drop_page(*node_, page); // it finished as the client left
+    if (take_admission(page))
       return;
-    }
     if (page.failed) {
       take_pin(page);
       statement_ = nullptr;

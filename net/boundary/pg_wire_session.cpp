@@ -396,23 +396,25 @@ private:
     return engines::engine_error(engines::error_kind::internal, why, "08001");
   }
 
-  void run_on_actors(std::string sql, engines::parameters values) {
-    const auto& params = session_.startup_params();
+  statement_spec actor_statement(std::string sql, engines::parameters values) const {
     auto spec = actor_spec(std::move(sql), std::move(values));
     spec.session.user = user_;
     spec.session.catalog = database_;
     spec.session.source = application_;
-    spec.session.headers = params;
-    start_on_actors(std::move(spec));
+    spec.session.headers = session_.startup_params();
+    return spec;
+  }
+
+  void run_on_actors(std::string sql, engines::parameters values) {
+    start_on_actors(actor_statement(std::move(sql), std::move(values)));
   }
 
   /// One page of the running statement into the session.
   void on_page(statement_page& page) {
-    if (closed_) {
-      if (page.pinned) // it finished as the client left
-        abandon_transaction(*node_, *page.pinned);
+    if (closed_)
+      return drop_page(*node_, page); // it finished as the client left
+    if (take_admission(page))
       return;
-    }
     if (closing_run_) // a suspended run read to its end for its connection
       return end_closing_run(page);
     for (const auto& n : page.notices)

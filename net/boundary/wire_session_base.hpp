@@ -8,11 +8,14 @@
 // pump(), which hands the state machine's events over; on_page(page), the
 // actor path's; busy(); start_backend(conn); finish_fast(status, error),
 // which calls settle_fast(); on_failed(error); say_transaction_lost(code,
-// why), what its client reads before a lost block closes it; and the statics
+// why), what its client reads before a lost block closes it;
+// actor_statement(sql, params), a statement_spec for the actor path, whose
+// on_page() first offers the page to take_admission(); and the statics
 // lane_serves(gate), lane_of(cluster), cancelled_error() and
 // connect_error(why).
 #pragma once
 
+#include "actors/data/group_gate.hpp"
 #include "actors/data/statement_run.hpp"
 #include "actors/node/node.hpp"
 #include "engines/lane_pool.hpp"
@@ -123,8 +126,10 @@ protected:
   }
 
   /// Routes and admits a statement outside any block for the fast lane,
-  /// and starts it there; false when it must take the actor path (nothing
-  /// was taken then: `text` and `params` are still the caller's).
+  /// and starts it there, or, when its group has no slot free, waits in
+  /// the group's queue and starts once admitted (wait_for_slot). False
+  /// when it must take the actor path (nothing was taken then: `text` and
+  /// `params` are still the caller's).
   bool start_fast(std::string& text, engines::parameters& params) {
     auto active = node_->snapshot->load();
     if (!active)
@@ -137,21 +142,80 @@ protected:
     auto gate = active->group_gates.find(route.group);
     if (gate == active->group_gates.end() || !Derived::lane_serves(*gate->second))
       return false;
-    auto cluster = gate->second->try_place_newcomer();
+    auto own = kept_cluster_in(*gate->second);
+    auto cluster = own ? gate->second->try_place_newcomer_on(own->name)
+                       : gate->second->try_place_newcomer();
     if (!cluster)
-      return false; // it queues, on the actor path
+      wait_for_slot(std::move(text), std::move(params), std::move(route),
+                    own ? own->name : std::string{});
+    else
+      begin_fast(std::move(text), std::move(params), std::move(route), std::move(cluster));
+    return true;
+  }
+
+  /// The statement holds a slot on `cluster`: it leaves first, the
+  /// bookkeeping follows while the server works (the backend reports
+  /// nothing from inside its run).
+  void begin_fast(std::string text, engines::parameters params, routing::decision route,
+                  std::shared_ptr<cluster_state> cluster) {
     fast_.emplace();
     auto& st = *fast_;
     st.sql = std::move(text);
     st.route = std::move(route);
     st.cluster = std::move(cluster);
     params_ = std::move(params);
-    // The statement leaves first, the bookkeeping follows while the server
-    // works: the backend reports nothing from inside its run.
     node_->in_flight.fetch_add(1); // before it leaves: a drain waits for it
     take_backend();
     books_->admitted(st);
+  }
+
+  /// No slot free: the statement waits in its group's queue, in order with
+  /// everyone else's (the actor path's too), with the group's limits on the
+  /// wait; an admission-only statement actor waits there for it and hands
+  /// the slot over (take_admission). Cancel and hang-up reach it as any
+  /// statement on the actor path. A session whose own state lives on a
+  /// connection waits for that connection's cluster.
+  void wait_for_slot(std::string text, engines::parameters params, routing::decision route,
+                     std::string only_cluster) {
+    auto spec = self().actor_statement(text, params);
+    spec.admit_only = true;
+    spec.only_cluster = std::move(only_cluster);
+    spec.pinned.reset();
+    spec.keep_pinned = false;
+    waiting_.emplace(queued_statement{spec.id, std::move(text), std::move(params),
+                                      std::move(route), io::round_clock::steady(),
+                                      io::round_clock::wall_ms()});
+    start_on_actors(std::move(spec));
+  }
+
+  /// A page of the statement that waits for a slot: true when it brought
+  /// the slot and the statement started on the fast lane. Its failure
+  /// (queue full, timed out, cancelled) is the caller's to answer.
+  bool take_admission(statement_page& page) {
+    if (!waiting_)
+      return false;
+    auto queued = std::move(*waiting_);
+    waiting_.reset();
+    if (!page.admitted)
+      return false;
+    statement_ = nullptr;
+    begin_fast(std::move(queued.sql), std::move(queued.params), std::move(queued.route),
+               std::move(page.admitted));
+    auto& st = *fast_;
+    st.id = std::move(queued.id); // the id its wait was shown and cancellable under
+    st.created = queued.since;
+    st.created_wall_ms = queued.since_wall_ms;
+    st.queued_ms = ms_between(queued.since, io::round_clock::steady());
     return true;
+  }
+
+  /// A page nobody takes any more (its session is gone): the transaction's
+  /// connection or the slot it carries goes back.
+  static void drop_page(node_services& node, statement_page& page) {
+    if (page.pinned)
+      abandon_transaction(node, *page.pinned);
+    if (page.admitted)
+      page.admitted->release();
   }
 
   /// The next statement of a block on the fast lane: on the block's
@@ -239,8 +303,8 @@ protected:
         loop->post([weak, node, page = std::move(page)]() mutable {
           if (auto self = weak.lock())
             self->on_page(page);
-          else if (page.pinned) // the session is gone: end its transaction
-            abandon_transaction(*node, *page.pinned);
+          else
+            drop_page(*node, page);
         });
       });
     statement_->pull(rows_per_page);
@@ -296,6 +360,22 @@ protected:
     private_resets_ = self().session_.session_resets();
   }
 
+  /// The cluster of the session's kept connection when it is a member of
+  /// this group: the statement must run there to see the client's state.
+  /// A connection its client reset, that broke, or whose cluster left
+  /// service is let go (its state is lost, as when a server restarts).
+  std::shared_ptr<cluster_state> kept_cluster_in(const group_gate& gate) {
+    if (!private_backend_ || !gate.has_member(*private_cluster_))
+      return nullptr;
+    if (private_resets_ != self().session_.session_resets() || !private_backend_->reusable()
+        || !private_cluster_->routable()) {
+      private_backend_.reset();
+      private_cluster_.reset();
+      return nullptr;
+    }
+    return private_cluster_;
+  }
+
   /// The kept connection, if this statement runs on its cluster. A client
   /// that reset its session (DISCARD ALL, COM_RESET_CONNECTION) lets it go.
   std::shared_ptr<Backend> take_private_backend() {
@@ -317,6 +397,7 @@ protected:
   /// connection or the fast lane's (which closes), and the fast statement
   /// is cancelled; their slots are freed.
   void let_backends_go() {
+    waiting_.reset();
     private_backend_.reset();
     private_cluster_.reset();
     if (pinned_)
@@ -347,6 +428,16 @@ protected:
   std::optional<pinned_connection> pinned_;
 
   // The fast lane.
+  /// A statement waiting for a slot (wait_for_slot); statement_ waits.
+  struct queued_statement {
+    std::string id;
+    std::string sql;
+    engines::parameters params;
+    routing::decision route;
+    std::chrono::steady_clock::time_point since;
+    int64_t since_wall_ms;
+  };
+  std::optional<queued_statement> waiting_;
   std::optional<fast_statement> fast_;
   std::shared_ptr<fast_lane_books> books_;
   std::shared_ptr<Backend> private_backend_; // see keep_private_backend()

@@ -16,12 +16,17 @@ const CLUSTER = 'maria';
 
 /// A gateway with one all-MySQL group, its admin API on `base` and the
 /// MySQL wire frontend on base + 1.
-async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, auth, wire = {} } = {}) {
+/// `twins`: a second member on the same server, taking turns with the first.
+async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, auth, wire = {}, twins = false } = {}) {
+  const members = twins ? [CLUSTER, `${CLUSTER}2`] : [CLUSTER];
   const cfg = config({
     trinoPort: undefined,
     adminPort: base,
-    clusters: { [CLUSTER]: { engine: 'mysql', endpoint: MY_URL, maxRunningQueries, poolSize } },
-    clusterGroups: { [GROUP]: { members: [CLUSTER], maxRunningQueries, maxQueuedQueries: 100 } },
+    clusters: Object.fromEntries(members.map(
+      (name) => [name, { engine: 'mysql', endpoint: MY_URL, maxRunningQueries, poolSize }])),
+    clusterGroups: {
+      [GROUP]: { members, maxRunningQueries, maxQueuedQueries: 100, strategy: { type: 'roundRobin' } },
+    },
     routingFallback: GROUP,
   });
   cfg.queryflux.externalAddress = `http://127.0.0.1:${base}`;
@@ -325,4 +330,24 @@ test('session state stays with its client: temporary tables, user variables and 
     await b.query("SELECT RELEASE_LOCK('qf_lock')");
     await b.end();
   }
+});
+test("a client's user variables follow it in a group of two clusters taking turns, also when it must wait", T, async (t) => {
+  const gw = await laneGateway(t, 24254, { twins: true, maxRunningQueries: 1 });
+  const c = await through(gw);
+  await c.query("SET @qf_turn = 'mine'");
+  for (let i = 0; i < 6; ++i) {
+    const [rows] = await c.query('SELECT @qf_turn AS v');
+    assert.deepEqual(rows, [{ v: 'mine' }], `statement ${i}`);
+  }
+  // Every member busy: it waits in the queue for its own.
+  const holders = [await through(gw), await through(gw)];
+  const holding = holders.map((h) => h.query('SELECT SLEEP(0.5)'));
+  await waitFor(async () => (await gw.running(CLUSTER)) + (await gw.running(`${CLUSTER}2`)) === 2,
+    { what: 'both members busy' });
+  const [rows] = await c.query('SELECT @qf_turn AS v');
+  assert.deepEqual(rows, [{ v: 'mine' }]);
+  await Promise.all(holding);
+  const runs = (await gw.historyWhen({ search: '@qf_turn' }, (h) => h.total >= 8)).queries;
+  assert.equal(new Set(runs.map((q) => q.clusterName)).size, 1, JSON.stringify(runs.map((q) => q.clusterName)));
+  assert.ok(runs.some((q) => q.queueDurationMs > 0), 'none waited');
 });

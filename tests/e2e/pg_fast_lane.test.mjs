@@ -22,12 +22,17 @@ const CLUSTER = 'pg';
 
 /// A gateway with one all-postgres group, its admin API on `base` and the
 /// PostgreSQL wire frontend on base + 1 (no Trino frontend: ports are few).
-async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpoint = PG_URL, wire = {} } = {}) {
+/// `twins`: a second member on the same server, taking turns with the first.
+async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpoint = PG_URL, wire = {}, twins = false } = {}) {
+  const members = twins ? [CLUSTER, `${CLUSTER}2`] : [CLUSTER];
   const cfg = config({
     trinoPort: undefined,
     adminPort: base,
-    clusters: { [CLUSTER]: { engine: 'postgres', endpoint, maxRunningQueries, poolSize } },
-    clusterGroups: { [GROUP]: { members: [CLUSTER], maxRunningQueries, maxQueuedQueries: 100 } },
+    clusters: Object.fromEntries(members.map(
+      (name) => [name, { engine: 'postgres', endpoint, maxRunningQueries, poolSize }])),
+    clusterGroups: {
+      [GROUP]: { members, maxRunningQueries, maxQueuedQueries: 100, strategy: { type: 'roundRobin' } },
+    },
     routingFallback: GROUP,
   });
   cfg.queryflux.externalAddress = `http://127.0.0.1:${base}`;
@@ -626,7 +631,7 @@ test('a client silent inside a block past idleTransactionTimeout is let go, its 
   assert.deepEqual((await other.query('SELECT 2 AS two')).rows, [{ two: 2 }]);
 });
 
-test("a statement that queued (the actor path) still hands its client the server's notices", T, async (t) => {
+test("a statement that queued still hands its client the server's notices", T, async (t) => {
   const gw = await laneGateway(t, 24152, { maxRunningQueries: 1 });
   const holder = await connected(gw);
   gw.defer(() => holder.end());
@@ -1132,6 +1137,71 @@ test("session state stays with its client: temporary tables, PREPARE and advisor
   await c.query('DISCARD ALL');
   await assert.rejects(c.query('SELECT * FROM qf_gone'), (e) => e.code === '42P01');
 });
+test("a client's state follows it in a group of two clusters taking turns", T, async (t) => {
+  const gw = await laneGateway(t, 24174, { twins: true });
+  const a = await connected(gw);
+  gw.defer(() => a.end());
+  await a.query("CREATE TEMP TABLE qf_turns AS SELECT 'mine' AS v");
+  // Round robin would send every other statement to the other member.
+  for (let i = 0; i < 6; ++i)
+    assert.deepEqual((await a.query('SELECT v FROM pg_temp.qf_turns')).rows, [{ v: 'mine' }], `statement ${i}`);
+  const clusters = (await gw.historyWhen({ search: 'qf_turns' }, (h) => h.total >= 7)).queries.map((q) => q.clusterName);
+  assert.equal(new Set(clusters).size, 1, `they ran on ${clusters}`);
+  // Others still take turns.
+  const b = await connected(gw);
+  gw.defer(() => b.end());
+  for (let i = 0; i < 4; ++i) await b.query('SELECT 1 AS qf_turns_other');
+  const others = (await gw.historyWhen({ search: 'qf_turns_other' }, (h) => h.total >= 4)).queries.map((q) => q.clusterName);
+  assert.equal(new Set(others).size, 2, `they ran on ${others}`);
+});
+
+test("a client with state of its own waits for a slot on its connection's cluster, and finds its state", T, async (t) => {
+  const gw = await laneGateway(t, 24176, { twins: true, maxRunningQueries: 1 });
+  const a = await connected(gw);
+  gw.defer(() => a.end());
+  await a.query("CREATE TEMP TABLE qf_waits AS SELECT 'kept' AS v");
+  const mine = (await gw.historyWhen({ search: 'qf_waits' })).queries[0].clusterName;
+  // The client's cluster busy (the other one free): it waits for its own.
+  const holder = await connected(gw);
+  gw.defer(() => holder.end());
+  let holding;
+  for (let i = 0; i < 4 && !holding; ++i) {
+    const sleeping = holder.query('SELECT pg_sleep(0.6) AS qf_holder');
+    await waitFor(async () => (await gw.running(mine)) + (await gw.running(`${mine === CLUSTER ? `${CLUSTER}2` : CLUSTER}`)) === 1,
+      { what: 'the holder running' });
+    if ((await gw.running(mine)) === 1) holding = sleeping;
+    else await sleeping; // it went to the other member: again
+  }
+  assert.ok(holding, 'the holder never ran on the client cluster');
+  const started = Date.now();
+  assert.deepEqual((await a.query('SELECT v FROM pg_temp.qf_waits')).rows, [{ v: 'kept' }]);
+  assert.ok(Date.now() - started >= 200, 'it did not wait for the holder');
+  await holding;
+  const waited = (await gw.historyWhen({ search: 'SELECT v FROM pg_temp.qf_waits' })).queries[0];
+  assert.equal(waited.clusterName, mine);
+  assert.ok(waited.queueDurationMs > 0, JSON.stringify(waited));
+});
+
+test('a statement waiting for a slot is cancelled by its client (57014) and the session goes on', T, async (t) => {
+  const gw = await laneGateway(t, 24178, { maxRunningQueries: 1 });
+  const holder = await connected(gw);
+  gw.defer(() => holder.end());
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const holding = holder.query('SELECT pg_sleep(1)');
+  await waitFor(async () => (await gw.running(CLUSTER)) === 1, { what: 'the one slot taken' });
+  const waiting = c.query('SELECT 1 AS qf_cancelled_wait');
+  await sleep(100);
+  // node-postgres sends a CancelRequest with the connection's key.
+  client(gw).cancel(c, c.activeQuery);
+  await assert.rejects(waiting, (e) => e.code === '57014');
+  await holding;
+  assert.deepEqual((await c.query('SELECT 2 AS n')).rows, [{ n: 2 }]);
+  assert.equal(await gw.running(CLUSTER), 0);
+  const rec = (await gw.historyWhen({ search: 'qf_cancelled_wait' })).queries[0];
+  assert.equal(rec.status, 'Cancelled');
+});
+
 test('a client that leaks named statements is refused (53400) past 10,000, and the connection goes on', T, async (t) => {
   const gw = await laneGateway(t, 24172);
   const c = await connected(gw);

@@ -68,11 +68,15 @@ protected:
     return hdl;
   }
 
-  /// Asks for admission from a client actor; its outcome lands in outcomes.
-  void admit(const caf::actor& g, uint64_t ticket) {
+  /// Asks for admission from a client actor (on member `only`, if given);
+  /// its outcome lands in outcomes.
+  void admit(const caf::actor& g, uint64_t ticket, std::string only = {}) {
     auto out = outcomes;
     sys.spawn([=](caf::event_based_actor* self) {
-      self->request(g, caf::infinite, atom::admit::value, ticket)
+      auto asked = only.empty()
+                     ? self->request(g, caf::infinite, atom::admit::value, ticket)
+                     : self->request(g, caf::infinite, atom::admit::value, ticket, only);
+      std::move(asked)
         .then([=](admission& a) { (*out)[ticket] = a.cluster->name; },
               [=](caf::error& e) {
                 auto code = code_of(e);
@@ -307,4 +311,42 @@ TEST_F(group_test, a_deleted_group_fails_its_waiters_and_latecomers) {
   EXPECT_EQ(outcome(2), "disabled");
   admit(g, 3);
   EXPECT_EQ(outcome(3), "disabled");
+}
+
+TEST_F(group_test, a_waiter_for_one_member_gets_that_member_and_holds_up_nobody) {
+  auto c1 = cluster("c1", 1);
+  auto c2 = cluster("c2", 1);
+  auto g = group("g", {c1, c2});
+  admit(g, 1, "c1");
+  EXPECT_EQ(outcome(1), "c1");
+  admit(g, 2, "c1"); // its member is full, the other one is not
+  EXPECT_EQ(outcome(2), "waiting");
+  EXPECT_EQ(c2->running(), 0u);
+  admit(g, 3); // anyone's: past the waiter, onto the free member
+  EXPECT_EQ(outcome(3), "c2");
+  admit(g, 4);
+  EXPECT_EQ(outcome(4), "waiting");
+  release(c2); // the first waiter wants c1: the second one goes
+  EXPECT_EQ(outcome(2), "waiting");
+  EXPECT_EQ(outcome(4), "c2");
+  release(c1);
+  EXPECT_EQ(outcome(2), "c1");
+  EXPECT_EQ(queued(g), 0u);
+}
+
+TEST_F(group_test, a_waiter_for_a_member_that_is_not_healthy_waits_for_it) {
+  auto c1 = cluster("c1", 1, health::unhealthy);
+  auto c2 = cluster("c2", 1);
+  auto g = group("g", {c1, c2}, 10, 1s);
+  admit(g, 1, "c1");
+  admit(g, 2, "nowhere");
+  EXPECT_EQ(outcome(1), "waiting");
+  EXPECT_EQ(c2->running(), 0u);
+  c1->status = health::healthy;
+  c1->notify_groups();
+  sched.run();
+  EXPECT_EQ(outcome(1), "c1");
+  sched.advance_time(2s);
+  sched.run();
+  EXPECT_EQ(outcome(2), "timeout");
 }
