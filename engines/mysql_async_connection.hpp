@@ -70,8 +70,15 @@ public:
   /// table, a lock): the connection is that client's from now on, never
   /// pooled, where the next client would see that state
   /// (wire_session_base::keep_private_backend).
-  void hold_private_state() {
+  /// `pin`, if given, counts it against its cluster's maxPinnedSessions
+  /// for as long as it lives.
+  void hold_private_state(std::shared_ptr<void> pin = nullptr) {
     private_state_ = true;
+    if (pin)
+      pin_ = std::move(pin);
+  }
+  bool holds_private_state() const {
+    return private_state_;
   }
   /// Reusable, and by anyone.
   bool poolable() const {
@@ -147,6 +154,7 @@ private:
   bool paused_ = false;
   bool broken_ = false;
   bool private_state_ = false; // see hold_private_state()
+  std::shared_ptr<void> pin_;
   std::shared_ptr<mysql_async_listener> to_;
   opened opened_;                                // while connecting
   std::shared_ptr<mysql_async_connection> self_; // while connecting

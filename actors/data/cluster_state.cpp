@@ -35,6 +35,33 @@ bool cluster_state::try_acquire() {
   return false;
 }
 
+namespace {
+
+/// Counts one pinned connection while it lives. It holds the counter, not
+/// the cluster's state: a connection may outlive its cluster's replacement.
+struct pin_count {
+  explicit pin_count(std::shared_ptr<std::atomic<uint32_t>> c) : counter(std::move(c)) {
+    // nop
+  }
+  ~pin_count() {
+    counter->fetch_sub(1);
+  }
+  pin_count(const pin_count&) = delete;
+  pin_count& operator=(const pin_count&) = delete;
+  std::shared_ptr<std::atomic<uint32_t>> counter;
+};
+
+} // namespace
+
+std::shared_ptr<void> cluster_state::try_pin() {
+  auto current = pinned_->load();
+  do {
+    if (current >= max_pinned)
+      return nullptr;
+  } while (!pinned_->compare_exchange_weak(current, current + 1));
+  return std::make_shared<pin_count>(pinned_);
+}
+
 void cluster_state::release() {
   running_->fetch_sub(1);
   notify_groups(true);

@@ -108,6 +108,18 @@ struct cluster_state {
   /// Takes a slot if one is free. Safe against concurrent groups.
   bool try_acquire();
 
+  /// maxPinnedSessions (set once, before sharing).
+  uint32_t max_pinned = 50;
+
+  /// One more connection kept for its client's own session state, if
+  /// under max_pinned: null when not. Dropping the pin gives it back.
+  std::shared_ptr<void> try_pin();
+
+  /// Connections kept for their clients now.
+  uint32_t pinned() const {
+    return pinned_->load();
+  }
+
   /// Returns a slot and tells every group that it may admit again.
   void release();
 
@@ -131,6 +143,7 @@ struct cluster_state {
 
 private:
   std::shared_ptr<std::atomic<uint32_t>> running_;
+  std::shared_ptr<std::atomic<uint32_t>> pinned_ = std::make_shared<std::atomic<uint32_t>>(0);
   std::atomic<std::shared_ptr<const group_links>> groups_;
   std::mutex pool_mtx_;
   std::vector<conn_lease> idle_;

@@ -9,6 +9,7 @@
 #include "actors/node/metrics.hpp"
 #include "actors/routing/router_chain.hpp"
 #include "io/round_clock.hpp"
+#include "protocols/sql/statements.hpp"
 
 #include <chrono>
 #include <memory>
@@ -35,6 +36,10 @@ struct fast_statement {
   int64_t rows = 0;
   /// Waited in the group's queue this long (its group counted the wait).
   std::optional<int64_t> queued_ms;
+  /// It leaves session state of its client's (sql::leaves_session_state,
+  /// SET): its connection stays the client's, under `pin` if it was not.
+  bool pins = false;
+  std::shared_ptr<void> pin;
   bool cancelled = false; // while its connection was opening
   // A transaction block holds one slot from its first statement to its
   // last, as the actor path's pinned connection does.
@@ -59,6 +64,7 @@ struct fast_block {
     st.route = route;
     st.cluster = cluster;
     st.in_block = true;
+    st.pins = sql::leaves_session_state(st.sql) || sql::changes_session_setting(st.sql);
     backend = std::exchange(conn, nullptr);
     return st;
   }

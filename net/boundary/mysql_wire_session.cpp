@@ -285,6 +285,9 @@ private:
   static engines::engine_error connect_error(const std::string& why) {
     return engines::engine_error(engines::error_kind::internal, why);
   }
+  static engines::engine_error pinned_out_error(const std::string& why) {
+    return engines::engine_error(engines::error_kind::user, why, "08004", 1040); // ER_CON_COUNT_ERROR
+  }
 
   statement_spec actor_statement(std::string sql, engines::parameters values) const {
     auto spec = actor_spec(std::move(sql), std::move(values));

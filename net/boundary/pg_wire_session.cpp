@@ -186,12 +186,15 @@ public:
   }
 
 private:
-  static pgwire::session_options options(int32_t process_id, int32_t secret_key,
-                                         bool tls_available) {
+  pgwire::session_options options(int32_t process_id, int32_t secret_key, bool tls_available) {
     pgwire::session_options opts;
     opts.process_id = process_id;
     opts.secret_key = secret_key;
     opts.tls_available = tls_available;
+    // PostgreSQL has the client's settings (search_path, statement_timeout,
+    // roles, what row-level security reads), and the connection that took
+    // them stays the client's; other engines have none of them.
+    opts.settings_on_server = [this](std::string_view sql) { return lane_would_run(sql); };
     return opts;
   }
 
@@ -394,6 +397,9 @@ private:
   }
   static engines::engine_error connect_error(const std::string& why) {
     return engines::engine_error(engines::error_kind::internal, why, "08001");
+  }
+  static engines::engine_error pinned_out_error(const std::string& why) {
+    return engines::engine_error(engines::error_kind::user, why, "53300"); // too_many_connections
   }
 
   statement_spec actor_statement(std::string sql, engines::parameters values) const {

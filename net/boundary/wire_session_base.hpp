@@ -11,8 +11,8 @@
 // why), what its client reads before a lost block closes it;
 // actor_statement(sql, params), a statement_spec for the actor path, whose
 // on_page() first offers the page to take_admission(); and the statics
-// lane_serves(gate), lane_of(cluster), cancelled_error() and
-// connect_error(why).
+// lane_serves(gate), lane_of(cluster), cancelled_error(),
+// connect_error(why) and pinned_out_error(why).
 #pragma once
 
 #include "actors/data/group_gate.hpp"
@@ -153,6 +153,20 @@ protected:
     return true;
   }
 
+  /// Whether the statement would run on this session's fast lane: its
+  /// route's group is all of the lane's engine.
+  bool lane_would_run(std::string_view sql) {
+    auto active = node_->snapshot->load();
+    if (!active)
+      return false;
+    route_req_.sql.assign(sql);
+    auto route = active->routes->route(route_req_);
+    if (route.denied)
+      return false;
+    auto gate = active->group_gates.find(route.group);
+    return gate != active->group_gates.end() && Derived::lane_serves(*gate->second);
+  }
+
   /// The statement holds a slot on `cluster`: it leaves first, the
   /// bookkeeping follows while the server works (the backend reports
   /// nothing from inside its run).
@@ -163,6 +177,7 @@ protected:
     st.sql = std::move(text);
     st.route = std::move(route);
     st.cluster = std::move(cluster);
+    st.pins = sql::leaves_session_state(st.sql) || sql::changes_session_setting(st.sql);
     params_ = std::move(params);
     node_->in_flight.fetch_add(1); // before it leaves: a drain waits for it
     take_backend();
@@ -225,7 +240,10 @@ protected:
     fast_ = block_->next(std::move(text), conn);
     params_ = std::move(params);
     node_->in_flight.fetch_add(1);
-    self().start_backend(std::move(conn));
+    if (fast_->pins && !conn->holds_private_state() && !pin(*fast_))
+      backend_ = std::move(conn); // back to the block as the refusal settles
+    else
+      self().start_backend(std::move(conn));
     books_->admitted(*fast_);
   }
 
@@ -234,6 +252,8 @@ protected:
   void take_backend() {
     if (auto own = take_private_backend())
       return self().start_backend(std::move(own));
+    if (fast_->pins && !pin(*fast_))
+      return;
     auto lane = Derived::lane_of(*fast_->cluster);
     if (auto idle = lane->take(conn_->loop()))
       return self().start_backend(std::move(idle));
@@ -257,13 +277,36 @@ protected:
     });
   }
 
+  /// A statement about to keep a connection for its client takes one of
+  /// its cluster's maxPinnedSessions; with none left it is refused, from
+  /// the loop (not inside the pump that started it), before it runs: so
+  /// clients that pin connections cannot take the server's last ones from
+  /// everyone else.
+  bool pin(fast_statement& st) {
+    if ((st.pin = st.cluster->try_pin()))
+      return true;
+    conn_->loop().post([weak = weak_self()] {
+      auto self = weak.lock();
+      if (!self || self->closed_ || !self->fast_)
+        return;
+      self->fast_->pins = false; // it never ran: a block's connection stays the block's
+      const auto& cluster = *self->fast_->cluster;
+      self->on_failed(Derived::pinned_out_error(
+        "cluster \"" + cluster.name + "\" keeps " + std::to_string(cluster.max_pinned)
+        + " connections for clients' own session state already (maxPinnedSessions), and this "
+          "statement would keep one more for this client (it creates a temporary table, SETs, "
+          "takes a session lock or PREPAREs); DISCARD ALL lets a client's go"));
+    });
+    return false;
+  }
+
   /// The fast statement ended: connection back to the pool and slot freed
   /// at once, unless the server says a block goes on (settle_connection);
   /// the query recorded once the answers ready now went out.
   void settle_fast(std::string status, std::string error) {
     auto& lane = *Derived::lane_of(*fast_->cluster);
-    if (backend_ && sql::leaves_session_state(fast_->sql))
-      backend_->hold_private_state();
+    if (backend_ && fast_->pins)
+      backend_->hold_private_state(std::move(fast_->pin));
     block_lost_ = settle_connection(
                     *fast_, backend_, block_, lane,
                     [weak = weak_self()](const void* which) {

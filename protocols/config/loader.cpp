@@ -341,7 +341,7 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
                {"engine", "databasePath", "enabled", "maxRunningQueries",
                 "initSql", "healthCheckQuery", "endpoint", "host", "port",
                 "database", "user", "password", "poolSize", "auth", "queryAuth", "tls",
-                "externalAccess"});
+                "externalAccess", "maxPinnedSessions"});
   std::string engine;
   w.read(n, path, "engine", engine);
   if (engine == "duckDb")
@@ -420,6 +420,10 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
     w.read_string_list(n, path, "initSql", out.init_sql);
   w.read(n, path, "healthCheckQuery", out.health_check_query);
   w.read(n, path, "externalAccess", out.external_access);
+  if (w.read_uint(n, path, "maxPinnedSessions", out.max_pinned_sessions, 100'000)
+      && out.engine != engine_kind::postgres && out.engine != engine_kind::mysql)
+    w.report(path + ".maxPinnedSessions", "only postgres and mysql clusters keep connections "
+                                          "for their clients");
   if (out.external_access && out.engine != engine_kind::duck_db
       && out.engine != engine_kind::sqlite)
     w.report(path + ".externalAccess", "only duckDb and sqlite clusters run SQL in the gateway");

@@ -90,6 +90,10 @@ struct cluster {
   std::string password;
   /// Idle backend connections kept for reuse (default: the cluster limit).
   std::optional<uint32_t> pool_size;
+  /// postgres and mysql: clients that may each hold one of the cluster's
+  /// connections for their own session state (temporary tables, SET,
+  /// session locks, PREPARE), per gateway; one more is refused.
+  uint32_t max_pinned_sessions = 50;
   /// Trino: endpoint is http(s)://host:port, signed in to with this.
   cluster_auth auth;
   /// Trino over https: the CA file to trust (default: the system's), or

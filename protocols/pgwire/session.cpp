@@ -757,13 +757,18 @@ void server_session::next_statement() {
   process(); // pipelined queries waiting in the buffer
 }
 
-/// Statements about the session itself never reach an engine: connections
-/// there are pooled, so SET would leak into other clients' queries.
+/// Statements about the session itself reach an engine only where it has
+/// such settings and keeps the connection for its client
+/// (settings_on_server): elsewhere connections are pooled, so SET would
+/// leak into other clients' queries.
 bool server_session::local_statement(std::string_view kw) const {
   // Outside a block there is nothing to end: answered here, as PostgreSQL
   // does, with a warning.
   if (kw == "COMMIT" || kw == "END" || kw == "ROLLBACK" || kw == "ABORT")
     return transaction_ == transaction::idle;
+  if ((kw == "SET" || kw == "SHOW" || kw == "RESET") && opts_.settings_on_server
+      && opts_.settings_on_server(current_))
+    return false;
   for (auto k : {"SET", "SHOW", "DISCARD", "RESET", "DEALLOCATE", "LISTEN", "UNLISTEN"})
     if (kw == k)
       return true;

@@ -194,6 +194,14 @@ bool leaves_session_state(std::string_view script) {
   return false;
 }
 
+bool changes_session_setting(std::string_view statement) {
+  auto words = leading_keywords(statement, 2);
+  auto first = std::string_view{words}.substr(0, words.find(' '));
+  if (first == "RESET")
+    return true;
+  return first == "SET" && words != "SET LOCAL" && words != "SET TRANSACTION";
+}
+
 size_t highest_placeholder(std::string_view s) {
   size_t highest = 0;
   size_t i = 0;

@@ -34,6 +34,10 @@ std::string_view after_leading_keyword(std::string_view statement);
 /// does so unseen is not found.
 bool leaves_session_state(std::string_view script);
 
+/// Whether the statement changes a setting of the server's session beyond
+/// its transaction: SET (not SET LOCAL, SET TRANSACTION) and RESET.
+bool changes_session_setting(std::string_view statement);
+
 /// Whether a statement led by this keyword answers with rows. DuckDB
 /// answers other statements with one "Count" column, which the wire
 /// protocols turn into a command tag or an OK packet.

@@ -17,13 +17,13 @@ const CLUSTER = 'maria';
 /// A gateway with one all-MySQL group, its admin API on `base` and the
 /// MySQL wire frontend on base + 1.
 /// `twins`: a second member on the same server, taking turns with the first.
-async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, auth, wire = {}, twins = false } = {}) {
+async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, auth, wire = {}, twins = false, cluster = {} } = {}) {
   const members = twins ? [CLUSTER, `${CLUSTER}2`] : [CLUSTER];
   const cfg = config({
     trinoPort: undefined,
     adminPort: base,
     clusters: Object.fromEntries(members.map(
-      (name) => [name, { engine: 'mysql', endpoint: MY_URL, maxRunningQueries, poolSize }])),
+      (name) => [name, { engine: 'mysql', endpoint: MY_URL, maxRunningQueries, poolSize, ...cluster }])),
     clusterGroups: {
       [GROUP]: { members, maxRunningQueries, maxQueuedQueries: 100, strategy: { type: 'roundRobin' } },
     },
@@ -350,4 +350,21 @@ test("a client's user variables follow it in a group of two clusters taking turn
   const runs = (await gw.historyWhen({ search: '@qf_turn' }, (h) => h.total >= 8)).queries;
   assert.equal(new Set(runs.map((q) => q.clusterName)).size, 1, JSON.stringify(runs.map((q) => q.clusterName)));
   assert.ok(runs.some((q) => q.queueDurationMs > 0), 'none waited');
+});
+
+test('past maxPinnedSessions a statement that would keep one more connection is refused (1040) before it runs', T, async (t) => {
+  const gw = await laneGateway(t, 24256, { cluster: { maxPinnedSessions: 1 } });
+  const a = await through(gw);
+  await a.query('SET @qf_pin = 1');
+  const b = await through(gw);
+  await assert.rejects(b.query('SET @qf_pin = 2'),
+    (e) => e.errno === 1040 && e.sqlState === '08004' && /maxPinnedSessions/.test(e.message));
+  const [rows] = await b.query('SELECT @qf_pin AS v');
+  assert.deepEqual(rows, [{ v: null }], 'it never ran');
+  await a.end();
+  await waitFor(async () => {
+    try { await b.query('SET @qf_pin = 2'); return true; } catch { return false; }
+  }, { what: "a's pin to go with its connection" });
+  const [after] = await b.query('SELECT @qf_pin AS v');
+  assert.deepEqual(after, [{ v: 2 }]);
 });

@@ -23,13 +23,13 @@ const CLUSTER = 'pg';
 /// A gateway with one all-postgres group, its admin API on `base` and the
 /// PostgreSQL wire frontend on base + 1 (no Trino frontend: ports are few).
 /// `twins`: a second member on the same server, taking turns with the first.
-async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpoint = PG_URL, wire = {}, twins = false } = {}) {
+async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpoint = PG_URL, wire = {}, twins = false, cluster = {} } = {}) {
   const members = twins ? [CLUSTER, `${CLUSTER}2`] : [CLUSTER];
   const cfg = config({
     trinoPort: undefined,
     adminPort: base,
     clusters: Object.fromEntries(members.map(
-      (name) => [name, { engine: 'postgres', endpoint, maxRunningQueries, poolSize }])),
+      (name) => [name, { engine: 'postgres', endpoint, maxRunningQueries, poolSize, ...cluster }])),
     clusterGroups: {
       [GROUP]: { members, maxRunningQueries, maxQueuedQueries: 100, strategy: { type: 'roundRobin' } },
     },
@@ -1212,4 +1212,88 @@ test('a client that leaks named statements is refused (53400) past 10,000, and t
   assert.deepEqual((await c.query('SELECT 2 AS n')).rows, [{ n: 2 }]);
   await c.query('DEALLOCATE ALL');
   assert.deepEqual((await c.query({ name: 'one_too_many', text: 'SELECT 3 AS n' })).rows, [{ n: 3 }]);
+});
+
+test("SET reaches PostgreSQL and stays with its client: search_path, statement_timeout, a role and the settings row-level security reads", T, async (t) => {
+  const d = await direct();
+  t.after(() => d.end());
+  await d.query(`DROP SCHEMA IF EXISTS qf_app CASCADE; CREATE SCHEMA qf_app;
+    CREATE TABLE qf_app.qf_where (v text); INSERT INTO qf_app.qf_where VALUES ('in qf_app');
+    DROP TABLE IF EXISTS qf_rls; CREATE TABLE qf_rls (tenant text, item text);
+    INSERT INTO qf_rls VALUES ('acme', 'anvil'), ('globex', 'laser');
+    ALTER TABLE qf_rls ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY qf_rls_tenant ON qf_rls USING (tenant = current_setting('app.tenant', true));
+    DO $$ BEGIN CREATE ROLE qf_tenant_reader; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+    GRANT SELECT ON qf_rls TO qf_tenant_reader`);
+  // poolSize 1: a setting left on the pooled connection would reach b.
+  const gw = await laneGateway(t, 24180, { poolSize: 1, maxRunningQueries: 2 });
+  const a = await connected(gw);
+  gw.defer(() => a.end());
+  await a.query('SET search_path = qf_app, public');
+  assert.deepEqual((await a.query('SELECT v FROM qf_where')).rows, [{ v: 'in qf_app' }]);
+  assert.deepEqual((await a.query('SHOW search_path')).rows, [{ search_path: 'qf_app, public' }]);
+  await a.query('SET statement_timeout = 100');
+  await assert.rejects(a.query('SELECT pg_sleep(2)'), (e) => e.code === '57014' && /timeout/.test(e.message));
+  await a.query('RESET statement_timeout');
+  await a.query('SELECT pg_sleep(0.2)');
+  await a.query('SET TIME ZONE 9');
+  assert.equal((await a.query("SELECT '2024-01-01 00:00:00+00'::timestamptz::text AS t")).rows[0].t,
+    '2024-01-01 09:00:00+09');
+  await a.query("SET ROLE qf_tenant_reader");
+  await a.query("SET app.tenant = 'acme'");
+  assert.deepEqual((await a.query('SELECT item FROM public.qf_rls')).rows, [{ item: 'anvil' }]);
+  // A block's SET LOCAL ends with it, its SET stays.
+  await a.query('BEGIN');
+  await a.query("SET LOCAL app.tenant = 'globex'");
+  assert.deepEqual((await a.query('SELECT item FROM public.qf_rls')).rows, [{ item: 'laser' }]);
+  await a.query("SET application_name = 'qf_in_block'");
+  await a.query('COMMIT');
+  assert.deepEqual((await a.query('SELECT item FROM public.qf_rls')).rows, [{ item: 'anvil' }]);
+  assert.equal((await a.query("SELECT current_setting('application_name') AS n")).rows[0].n, 'qf_in_block');
+
+  // Another client, on the one pooled connection: none of it.
+  const b = await connected(gw);
+  gw.defer(() => b.end());
+  const seen = (await b.query(`SELECT current_user AS who, current_setting('search_path') AS path,
+    current_setting('statement_timeout') AS timeout, current_setting('app.tenant', true) AS tenant,
+    current_setting('TimeZone') AS tz, current_setting('application_name') AS app`)).rows[0];
+  assert.equal(seen.who, 'postgres');
+  assert.equal(seen.path, '"$user", public');
+  assert.equal(seen.timeout, '0');
+  assert.ok(!seen.tenant, `tenant ${seen.tenant}`);
+  assert.notEqual(seen.tz, '<+09>-09');
+  assert.notEqual(seen.app, 'qf_in_block');
+  await assert.rejects(b.query('SELECT v FROM qf_where'), (e) => e.code === '42P01');
+  assert.equal((await b.query('SELECT count(*)::int AS n FROM qf_rls')).rows[0].n, 2,
+    'superuser: no policy applies');
+  // DISCARD ALL lets a's settings go with its connection.
+  await a.query('DISCARD ALL');
+  assert.equal((await a.query('SELECT current_user AS who')).rows[0].who, 'postgres');
+  assert.equal((await a.query("SELECT current_setting('search_path') AS p")).rows[0].p, '"$user", public');
+});
+
+test('past maxPinnedSessions a statement that would keep one more connection is refused (53300) before it runs; a client leaving frees one', T, async (t) => {
+  const gw = await laneGateway(t, 24182, { cluster: { maxPinnedSessions: 1 } });
+  const a = await connected(gw);
+  gw.defer(() => a.end());
+  await a.query('SET search_path = public');
+  await a.query('CREATE TEMP TABLE qf_pin_a (x int)'); // its own connection: no second pin
+  const b = await connected(gw);
+  gw.defer(() => b.end());
+  await assert.rejects(b.query('CREATE TEMP TABLE qf_pin_b (x int)'),
+    (e) => e.code === '53300' && /maxPinnedSessions/.test(e.message));
+  assert.deepEqual((await b.query('SELECT 1 AS n')).rows, [{ n: 1 }], 'the session goes on');
+  // Inside a block too; the block's connection is untouched.
+  await b.query('BEGIN');
+  await b.query('CREATE TABLE IF NOT EXISTS qf_pin_block (x int)');
+  await assert.rejects(b.query("SET application_name = 'b'"), (e) => e.code === '53300');
+  await b.query('ROLLBACK');
+  const d = await direct();
+  t.after(() => d.end());
+  assert.equal((await d.query("SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'qf_pin_block'")).rows[0].n, 0);
+  await a.end();
+  await waitFor(async () => {
+    try { await b.query('CREATE TEMP TABLE qf_pin_b (x int)'); return true; } catch { return false; }
+  }, { what: "a's pin to go with its connection" });
+  assert.deepEqual((await b.query('SELECT count(*)::int AS n FROM qf_pin_b')).rows, [{ n: 0 }]);
 });

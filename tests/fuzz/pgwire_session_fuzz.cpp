@@ -27,7 +27,14 @@ void check_framing(std::string_view out, bool in_startup = false) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  qf::pgwire::server_session s{{"15.0", 1 << 16, 1, 2}};
+  qf::pgwire::session_options opts;
+  opts.server_version = "15.0";
+  opts.max_message = 1 << 16;
+  opts.process_id = 1;
+  opts.secret_key = 2;
+  // Some settings statements go to the engine, some are answered here.
+  opts.settings_on_server = [](std::string_view sql) { return sql.size() % 2 == 0; };
+  qf::pgwire::server_session s{opts};
   auto input = std::string_view{reinterpret_cast<const char*>(data), size};
   // Feed in uneven chunks, as a socket would deliver it.
   size_t chunk = size % 7 + 1;

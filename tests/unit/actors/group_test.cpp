@@ -350,3 +350,17 @@ TEST_F(group_test, a_waiter_for_a_member_that_is_not_healthy_waits_for_it) {
   sched.run();
   EXPECT_EQ(outcome(2), "timeout");
 }
+
+TEST_F(group_test, a_cluster_pins_at_most_max_pinned_connections_and_a_dropped_pin_frees_one) {
+  auto c = cluster("c1", 4);
+  c->max_pinned = 2;
+  auto first = c->try_pin();
+  auto second = c->try_pin();
+  ASSERT_TRUE(first && second);
+  EXPECT_FALSE(c->try_pin());
+  EXPECT_EQ(c->pinned(), 2u);
+  first.reset();
+  EXPECT_EQ(c->pinned(), 1u);
+  EXPECT_TRUE(c->try_pin()); // taken and dropped at once
+  EXPECT_EQ(c->pinned(), 1u);
+}

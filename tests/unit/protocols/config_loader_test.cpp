@@ -509,3 +509,28 @@ clusterGroups: { g: { members: [duck, lite] } }
   EXPECT_TRUE(ok.config->clusters[0].external_access);
   EXPECT_FALSE(ok.config->clusters[1].external_access);
 }
+
+TEST(config_loader, max_pinned_sessions_is_for_the_server_engines) {
+  auto r = load_from_string(R"(
+queryflux: {}
+clusters:
+  duck: { engine: duckDb, maxPinnedSessions: 3 }
+  pg: { engine: postgres, endpoint: "postgres://u@h/d", maxPinnedSessions: many }
+clusterGroups: { g: { members: [duck, pg] } }
+)");
+  EXPECT_TRUE(has_problem(r, "clusters.duck.maxPinnedSessions: only postgres and mysql clusters "
+                             "keep connections for their clients"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "clusters.pg.maxPinnedSessions: expected a whole number from 0 to 100000"))
+    << all_problems(r);
+  auto ok = load_from_string(R"(
+queryflux: {}
+clusters:
+  pg: { engine: postgres, endpoint: "postgres://u@h/d", maxPinnedSessions: 3 }
+  my: { engine: mysql, endpoint: "mysql://u@h/d" }
+clusterGroups: { g: { members: [pg, my] } }
+)");
+  ASSERT_TRUE(ok.config) << all_problems(ok);
+  EXPECT_EQ(ok.config->clusters[0].max_pinned_sessions, 3u);
+  EXPECT_EQ(ok.config->clusters[1].max_pinned_sessions, 50u);
+}

@@ -64,8 +64,16 @@ std::vector<std::string> completions(const std::string& out) {
   return result;
 }
 
+session_options test_options() {
+  session_options opts;
+  opts.max_message = 1 << 20;
+  opts.process_id = 42;
+  opts.secret_key = 7;
+  return opts;
+}
+
 server_session started() {
-  server_session s{{"15.0 (QueryFlux)", 1 << 20, 42, 7}};
+  server_session s{test_options()};
   s.feed(startup_bytes("alice"));
   auto ev = s.next_event();
   EXPECT_TRUE(ev && std::holds_alternative<startup_event>(*ev));
@@ -84,7 +92,7 @@ row_batch one_row(std::string value) {
 } // namespace
 
 TEST(pgwire_session, startup_sends_auth_ok_parameters_key_and_ready) {
-  server_session s{{"15.0 (QueryFlux)", 1 << 20, 42, 7}};
+  server_session s{test_options()};
   auto bytes = startup_bytes("alice");
   // Byte by byte: nothing happens until the packet is whole.
   for (size_t i = 0; i + 1 < bytes.size(); ++i) {
@@ -338,6 +346,46 @@ TEST(pgwire_session, show_and_set_take_names_in_any_case) {
   out = s.take_output();
   EXPECT_NE(out.find("42704"), std::string::npos);
   EXPECT_EQ(out.back(), 'I');
+}
+
+TEST(pgwire_session, settings_go_to_an_engine_that_has_them) {
+  auto opts = test_options();
+  std::vector<std::string> asked;
+  opts.settings_on_server = [&](std::string_view sql) {
+    asked.emplace_back(sql);
+    return sql.find("engine_has_it") != std::string_view::npos;
+  };
+  server_session s{opts};
+  s.feed(startup_bytes("alice"));
+  ASSERT_TRUE(s.next_event());
+  s.accept();
+  s.take_output();
+
+  for (std::string sql : {"SET search_path = engine_has_it", "SHOW engine_has_it",
+                          "RESET engine_has_it"}) {
+    s.feed(query_message(sql));
+    auto ev = s.next_event();
+    ASSERT_TRUE(ev) << sql;
+    EXPECT_EQ(std::get<run_event>(*ev).sql, sql);
+    s.complete(-1);
+    s.take_output();
+  }
+  // Elsewhere answered here, as before; DISCARD and the like always are.
+  s.feed(query_message("SET search_path = app; SHOW search_path; DISCARD ALL"));
+  EXPECT_FALSE(s.next_event());
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "CTDCCZ");
+  EXPECT_EQ(asked.size(), 5u); // SET, SHOW, RESET, SET, SHOW: not DISCARD
+}
+
+TEST(sql_statements, settings_beyond_the_transaction_are_told_apart) {
+  for (auto yes : {"SET search_path = app", "set session statement_timeout = 100", "RESET ALL",
+                   "reset role", "SET ROLE reader", "SET SESSION AUTHORIZATION bob",
+                   "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", "SET TIME ZONE 'UTC'"})
+    EXPECT_TRUE(sql::changes_session_setting(yes)) << yes;
+  for (auto no : {"SET LOCAL search_path = app", "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+                  "SELECT 'SET x = 1'", "SETTINGS", "RESETS", "SHOW search_path", ""})
+    EXPECT_FALSE(sql::changes_session_setting(no)) << no;
 }
 
 TEST(pgwire_session, pipelined_queries_are_answered_in_order) {
