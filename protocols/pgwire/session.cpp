@@ -82,6 +82,16 @@ std::string first_argument(std::string_view sql) {
   return word;
 }
 
+/// SET, SHOW or RESET of application_name: the client's name for itself
+/// is the gateway's to keep (history records it), and the server's
+/// connection keeps its own; no connection is held for it.
+bool names_application(std::string_view sql) {
+  auto name = first_argument(sql);
+  if (name == "session")
+    name = first_argument(sql::after_leading_keyword(sql));
+  return name.substr(0, name.find('=')) == "application_name";
+}
+
 bool equal_ignoring_case(std::string_view a, std::string_view b) {
   return a.size() == b.size()
          && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -767,7 +777,7 @@ bool server_session::local_statement(std::string_view kw) const {
   if (kw == "COMMIT" || kw == "END" || kw == "ROLLBACK" || kw == "ABORT")
     return transaction_ == transaction::idle;
   if ((kw == "SET" || kw == "SHOW" || kw == "RESET") && opts_.settings_on_server
-      && opts_.settings_on_server(current_))
+      && !names_application(current_) && opts_.settings_on_server(current_))
     return false;
   for (auto k : {"SET", "SHOW", "DISCARD", "RESET", "DEALLOCATE", "LISTEN", "UNLISTEN"})
     if (kw == k)

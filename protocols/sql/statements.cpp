@@ -195,11 +195,13 @@ bool leaves_session_state(std::string_view script) {
 }
 
 bool changes_session_setting(std::string_view statement) {
-  auto words = leading_keywords(statement, 2);
-  auto first = std::string_view{words}.substr(0, words.find(' '));
+  auto first = leading_keyword(statement); // per statement on the fast lane: one word first
   if (first == "RESET")
     return true;
-  return first == "SET" && words != "SET LOCAL" && words != "SET TRANSACTION";
+  if (first != "SET")
+    return false;
+  auto words = leading_keywords(statement, 2);
+  return words != "SET LOCAL" && words != "SET TRANSACTION";
 }
 
 size_t highest_placeholder(std::string_view s) {

@@ -1246,23 +1246,26 @@ test("SET reaches PostgreSQL and stays with its client: search_path, statement_t
   await a.query('BEGIN');
   await a.query("SET LOCAL app.tenant = 'globex'");
   assert.deepEqual((await a.query('SELECT item FROM public.qf_rls')).rows, [{ item: 'laser' }]);
-  await a.query("SET application_name = 'qf_in_block'");
+  await a.query("SET work_mem = '7MB'");
   await a.query('COMMIT');
   assert.deepEqual((await a.query('SELECT item FROM public.qf_rls')).rows, [{ item: 'anvil' }]);
-  assert.equal((await a.query("SELECT current_setting('application_name') AS n")).rows[0].n, 'qf_in_block');
+  assert.deepEqual((await a.query('SHOW work_mem')).rows, [{ work_mem: '7MB' }]);
+  // The client's own name stays the gateway's to keep (and record).
+  await a.query("SET application_name = 'qf_report'");
+  assert.deepEqual((await a.query('SHOW application_name')).rows, [{ application_name: 'qf_report' }]);
 
   // Another client, on the one pooled connection: none of it.
   const b = await connected(gw);
   gw.defer(() => b.end());
   const seen = (await b.query(`SELECT current_user AS who, current_setting('search_path') AS path,
     current_setting('statement_timeout') AS timeout, current_setting('app.tenant', true) AS tenant,
-    current_setting('TimeZone') AS tz, current_setting('application_name') AS app`)).rows[0];
+    current_setting('TimeZone') AS tz, current_setting('work_mem') AS mem`)).rows[0];
   assert.equal(seen.who, 'postgres');
   assert.equal(seen.path, '"$user", public');
   assert.equal(seen.timeout, '0');
   assert.ok(!seen.tenant, `tenant ${seen.tenant}`);
   assert.notEqual(seen.tz, '<+09>-09');
-  assert.notEqual(seen.app, 'qf_in_block');
+  assert.notEqual(seen.mem, '7MB');
   await assert.rejects(b.query('SELECT v FROM qf_where'), (e) => e.code === '42P01');
   assert.equal((await b.query('SELECT count(*)::int AS n FROM qf_rls')).rows[0].n, 2,
     'superuser: no policy applies');

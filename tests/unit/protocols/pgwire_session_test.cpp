@@ -370,12 +370,15 @@ TEST(pgwire_session, settings_go_to_an_engine_that_has_them) {
     s.complete(-1);
     s.take_output();
   }
-  // Elsewhere answered here, as before; DISCARD and the like always are.
-  s.feed(query_message("SET search_path = app; SHOW search_path; DISCARD ALL"));
+  // Elsewhere answered here, as before; DISCARD and the like always are,
+  // and so is the client's application_name.
+  s.feed(query_message("SET search_path = app; SHOW search_path; DISCARD ALL; "
+                       "SET SESSION application_name=engine_has_it; SHOW application_name"));
   EXPECT_FALSE(s.next_event());
   auto out = s.take_output();
-  EXPECT_EQ(tags(out), "CTDCCZ");
-  EXPECT_EQ(asked.size(), 5u); // SET, SHOW, RESET, SET, SHOW: not DISCARD
+  EXPECT_EQ(tags(out), "CTDCCCTDCSZ");
+  EXPECT_NE(out.find(std::string("application_name\0engine_has_it\0", 30)), std::string::npos);
+  EXPECT_EQ(asked.size(), 5u); // SET, SHOW, RESET, SET, SHOW: not DISCARD, application_name
 }
 
 TEST(sql_statements, settings_beyond_the_transaction_are_told_apart) {
