@@ -135,10 +135,13 @@ public:
   }
 
 private:
-  static mysqlwire::session_options options(uint32_t connection_id, const std::string& scramble,
-                                            bool tls_available) {
+  mysqlwire::session_options options(uint32_t connection_id, const std::string& scramble,
+                                     bool tls_available) {
     mysqlwire::session_options opts{connection_id, scramble};
     opts.tls_available = tls_available;
+    // MariaDB has the client's time_zone, sql_mode, isolation level..., and
+    // the connection that took them stays the client's.
+    opts.settings_on_server = [this](std::string_view sql) { return lane_would_run(sql); };
     return opts;
   }
 

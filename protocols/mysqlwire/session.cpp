@@ -114,6 +114,34 @@ std::optional<bool> autocommit_assignment(std::string_view set_body) {
   return value;
 }
 
+/// Whether SET assigns a server variable beyond the ones the gateway keeps
+/// (autocommit, the character set: its connections speak utf8mb4 whatever
+/// the client's), such as time_zone, sql_mode or the session's isolation
+/// level.
+bool sets_server_variable(std::string_view set_body) {
+  auto body = lower(trim(set_body));
+  if (body.rfind("session transaction", 0) == 0)
+    return true;
+  size_t start = 0;
+  while (start <= body.size()) {
+    auto comma = body.find(',', start);
+    auto item = trim(std::string_view{body}.substr(
+      start, comma == std::string::npos ? std::string::npos : comma - start));
+    start = comma == std::string::npos ? body.size() + 1 : comma + 1;
+    auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      continue; // NAMES x, CHARACTER SET x, or part of a quoted value
+    auto name = trim(item.substr(0, eq));
+    for (std::string_view prefix : {"session ", "local ", "@@session.", "@@local.", "@@"})
+      if (name.rfind(prefix, 0) == 0)
+        name = trim(name.substr(prefix.size()));
+    if (name != "autocommit" && name.rfind("character_set_", 0) != 0
+        && name.rfind("collation_", 0) != 0 && name != "names")
+      return true;
+  }
+  return false;
+}
+
 } // namespace
 
 server_session::server_session(session_options opts) : opts_(std::move(opts)) {
@@ -432,7 +460,12 @@ bool server_session::answer_locally(const std::string& sql) {
   if (kw == "SET") {
     if (sql::leaves_session_state(text)) // user variables: the server keeps them
       return false;
-    if (auto on = autocommit_assignment(sql::after_leading_keyword(text)))
+    auto body = sql::after_leading_keyword(text);
+    auto autocommit = autocommit_assignment(body);
+    if (!autocommit && opts_.settings_on_server && sets_server_variable(body)
+        && opts_.settings_on_server(text))
+      return false;
+    if (auto on = autocommit)
       set_autocommit(*on);
     else
       send(ok_packet(0, 0, status(), 0));

@@ -9,6 +9,7 @@
 #include "protocols/mysqlwire/packets.hpp"
 #include "protocols/sql/transactions.hpp"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +28,12 @@ struct session_options {
   /// What one connection may keep in prepared statements' SQL: a client
   /// that leaks them gets 1461 instead of growing the gateway's memory.
   size_t max_prepared_bytes = 64 * 1024 * 1024;
+  /// Whether a SET of the server's session variables (this statement) goes
+  /// to the engine rather than being answered here: the engine has them and
+  /// keeps its connection for the client (a MariaDB cluster on the fast
+  /// lane). autocommit and the character set stay the gateway's. Unset:
+  /// answered here.
+  std::function<bool(std::string_view statement)> settings_on_server{};
 };
 
 /// The client logged in, or logged in anew (COM_CHANGE_USER): the driver

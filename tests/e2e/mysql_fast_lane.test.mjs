@@ -368,3 +368,25 @@ test('past maxPinnedSessions a statement that would keep one more connection is 
   const [after] = await b.query('SELECT @qf_pin AS v');
   assert.deepEqual(after, [{ v: 2 }]);
 });
+
+test("SET of the server's variables reaches MariaDB and stays with its client: time_zone, sql_mode, the isolation level", T, async (t) => {
+  // poolSize 1: a variable left on the pooled connection would reach b.
+  const gw = await laneGateway(t, 24258, { poolSize: 1, maxRunningQueries: 2 });
+  const a = await through(gw);
+  await a.query("SET time_zone = '+09:00'");
+  await a.query("SET SESSION sql_mode = 'PIPES_AS_CONCAT'");
+  await a.query('SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE');
+  const [mine] = await a.query(`SELECT TIME_FORMAT(TIMEDIFF(NOW(), UTC_TIMESTAMP()), '%H:%i') AS shift,
+    'a' || 'b' AS piped, @@session.tx_isolation AS iso FROM DUAL`);
+  assert.deepEqual(mine, [{ shift: '09:00', piped: 'ab', iso: 'SERIALIZABLE' }]);
+  const b = await through(gw);
+  const [theirs] = await b.query(`SELECT TIME_FORMAT(TIMEDIFF(NOW(), UTC_TIMESTAMP()), '%H:%i') AS shift,
+    @@session.sql_mode AS mode, @@session.tx_isolation AS iso FROM DUAL`);
+  assert.notEqual(theirs[0].shift, '09:00');
+  assert.doesNotMatch(theirs[0].mode, /PIPES_AS_CONCAT/);
+  assert.notEqual(theirs[0].iso, 'SERIALIZABLE');
+  // The character set stays the gateway's: its connections speak utf8mb4.
+  await b.query('SET NAMES latin1');
+  const [text] = await b.query("SELECT 'grüße ✓' AS t");
+  assert.deepEqual(text, [{ t: 'grüße ✓' }]);
+});

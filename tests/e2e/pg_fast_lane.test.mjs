@@ -1289,7 +1289,7 @@ test('past maxPinnedSessions a statement that would keep one more connection is 
   // Inside a block too; the block's connection is untouched.
   await b.query('BEGIN');
   await b.query('CREATE TABLE IF NOT EXISTS qf_pin_block (x int)');
-  await assert.rejects(b.query("SET application_name = 'b'"), (e) => e.code === '53300');
+  await assert.rejects(b.query("SET work_mem = '8MB'"), (e) => e.code === '53300');
   await b.query('ROLLBACK');
   const d = await direct();
   t.after(() => d.end());

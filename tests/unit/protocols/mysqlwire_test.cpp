@@ -834,3 +834,30 @@ TEST(mysqlwire_session, a_user_variable_goes_to_the_server_other_sets_stay_here)
   EXPECT_FALSE(s.next_event()); // answered here
   EXPECT_EQ(packets_of(s.take_output()).at(0).payload[0], '\0');
 }
+
+TEST(mysqlwire_session, server_variables_go_to_an_engine_that_has_them) {
+  session_options opts{7, std::string(20, 's')};
+  opts.settings_on_server = [](std::string_view sql) {
+    return sql.find("elsewhere") == std::string_view::npos;
+  };
+  auto s = logged_in(opts);
+  for (std::string sql : {"SET time_zone = '+09:00'", "SET SESSION sql_mode='ANSI', NAMES utf8mb4",
+                          "set @@session.max_statement_time = 5",
+                          "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"}) {
+    s.feed(command_packet("\x03" + sql));
+    auto ev = s.next_event();
+    ASSERT_TRUE(ev) << sql;
+    EXPECT_EQ(std::get<query_event>(*ev).sql, sql);
+    s.complete(0);
+    s.take_output();
+  }
+  // The gateway's own: autocommit, the character set; and any SET where
+  // the engine has no such variables.
+  for (std::string sql : {"SET NAMES utf8mb4", "SET autocommit = 1, time_zone = 'UTC'",
+                          "SET character_set_results = NULL", "SET CHARACTER SET utf8",
+                          "SET time_zone = 'elsewhere'"}) {
+    s.feed(command_packet("\x03" + sql));
+    EXPECT_FALSE(s.next_event()) << sql;
+    EXPECT_EQ(packets_of(s.take_output()).at(0).payload[0], '\0') << sql;
+  }
+}
