@@ -504,8 +504,10 @@ bool pg_async_connection::relay_scan() {
   data_rows_ += r.data_rows;
   // It listens (LISTEN from a function), or a function changed a setting
   // of the server's session: its client's alone (hold_private_state()).
-  if (r.notified || r.setting_changed)
+  if (r.notified)
     private_state_ = true;
+  if (r.setting_changed)
+    setting_reported_ = true;
   if (r.parse_complete)
     parsing_.clear(); // prepared: a later error leaves it so
   if (r.copy_in)

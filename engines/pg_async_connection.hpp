@@ -10,6 +10,7 @@
 #include "io/event_loop.hpp"
 #include "protocols/pgwire/relay.hpp"
 #include "protocols/pgwire/server_statements.hpp"
+#include "protocols/sql/session_settings.hpp"
 
 #include <chrono>
 #include <functional>
@@ -144,7 +145,20 @@ public:
   }
   /// Reusable, and by anyone.
   bool poolable() const {
-    return reusable() && !private_state_;
+    return reusable() && !private_state_ && !setting_reported_;
+  }
+
+  /// The settings its clients' SETs left on this connection's session
+  /// (what a client with others must replay first).
+  const sql::session_settings& settings() const {
+    return settings_;
+  }
+  /// Its session has these settings now: a client's tracked SET or RESET,
+  /// or a replay of a client's, succeeded here. The setting the server
+  /// reported changing with it is accounted for.
+  void settings_now(sql::session_settings s) {
+    settings_ = std::move(s);
+    setting_reported_ = false;
   }
 
   /// Idle and connected inside a transaction block (or a failed one),
@@ -225,6 +239,10 @@ private:
   bool paused_ = false;
   bool broken_ = false;
   bool private_state_ = false; // see hold_private_state()
+  /// The server reported a setting changed (ParameterStatus) that no
+  /// tracked SET accounts for: a function's set_config().
+  bool setting_reported_ = false;
+  sql::session_settings settings_;
   std::shared_ptr<void> pin_;
 
   // A relay: the Query out, the answer in, read past libpq.

@@ -40,6 +40,9 @@ struct fast_statement {
   /// SET): its connection stays the client's, under `pin` if it was not.
   bool pins = false;
   std::shared_ptr<void> pin;
+  /// A SET or RESET outside a block that the session keeps and replays on
+  /// the connections its next statements get, instead of pinning one.
+  bool tracks = false;
   bool cancelled = false; // while its connection was opening
   // A transaction block holds one slot from its first statement to its
   // last, as the actor path's pinned connection does.

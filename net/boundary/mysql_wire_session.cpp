@@ -279,6 +279,7 @@ private:
   static bool lane_serves(const group_gate& gate) {
     return gate.mysql_only();
   }
+  static constexpr bool replays_settings = false; // a SET pins its connection
   static const std::shared_ptr<engines::mysql_lane_pool>& lane_of(const cluster_state& cluster) {
     return cluster.mysql_lane;
   }

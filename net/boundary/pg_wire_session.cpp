@@ -362,6 +362,8 @@ private:
   /// the client reads, as pgbouncer passes them on.
   void start_backend(std::shared_ptr<engines::pg_async_connection> conn) {
     backend_ = std::move(conn);
+    if (!fast_->in_block && backend_->settings() != settings_)
+      return give_settings();
     if (!session_.relayable() || !backend_->relay_capable())
       backend_->run(fast_->sql, params_, shared_from_this());
     else if (session_.relays_an_execute())
@@ -370,6 +372,47 @@ private:
                                session_.relays_a_named_statement(), shared_from_this());
     else
       backend_->relay(fast_->sql, shared_from_this());
+  }
+
+  /// The connection's settings are not the client's (another client's SETs
+  /// are on it, or this one's are not): they are replayed first, in one
+  /// Query that PostgreSQL runs as one transaction, so a failure leaves
+  /// the connection as it was and fails the client's statement with it.
+  void give_settings() {
+    struct replay : engines::pg_async_listener {
+      std::weak_ptr<pg_wire_session> session;
+      explicit replay(std::weak_ptr<pg_wire_session> s) : session(std::move(s)) {
+        // nop
+      }
+      void on_notice(const engines::notice&) override {}
+      void on_columns(std::vector<column>) override {}
+      bool on_rows(row_batch&) override {
+        return true;
+      }
+      void on_done(int64_t) override {
+        if (auto s = session.lock())
+          s->settings_given(nullptr);
+      }
+      void on_failed(const engines::engine_error& e) override {
+        if (auto s = session.lock())
+          s->settings_given(&e);
+      }
+      bool on_relayed(std::string_view) override {
+        return true;
+      }
+      void on_relay_done(int64_t, const engines::engine_error*) override {}
+    };
+    backend_->run(settings_.prelude_from(backend_->settings()), {},
+                  std::make_shared<replay>(weak_from_this()));
+  }
+
+  void settings_given(const engines::engine_error* error) {
+    if (closed_ || !fast_ || !backend_)
+      return;
+    if (error)
+      return on_failed(*error);
+    backend_->settings_now(settings_);
+    start_backend(std::exchange(backend_, nullptr));
   }
 
   /// The fast statement ended (wire_session_base::settle_fast); a
@@ -388,6 +431,7 @@ private:
   static bool lane_serves(const group_gate& gate) {
     return gate.postgres_only();
   }
+  static constexpr bool replays_settings = true;
   static const std::shared_ptr<engines::pg_lane_pool>& lane_of(const cluster_state& cluster) {
     return cluster.lane;
   }

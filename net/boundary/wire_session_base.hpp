@@ -12,7 +12,9 @@
 // actor_statement(sql, params), a statement_spec for the actor path, whose
 // on_page() first offers the page to take_admission(); and the statics
 // lane_serves(gate), lane_of(cluster), cancelled_error(),
-// connect_error(why) and pinned_out_error(why).
+// connect_error(why) and pinned_out_error(why); the constant
+// replays_settings, whether its connections take the session's SETs
+// replayed (settings_) rather than being pinned by them.
 #pragma once
 
 #include "actors/data/group_gate.hpp"
@@ -23,6 +25,7 @@
 #include "net/boundary/session_output.hpp"
 #include "net/boundary/session_timers.hpp"
 #include "net/wire/tcp_server.hpp"
+#include "protocols/sql/session_settings.hpp"
 #include "protocols/sql/statements.hpp"
 #include "protocols/sql/transactions.hpp"
 
@@ -177,7 +180,13 @@ protected:
     st.sql = std::move(text);
     st.route = std::move(route);
     st.cluster = std::move(cluster);
-    st.pins = sql::leaves_session_state(st.sql) || sql::changes_session_setting(st.sql);
+    if (settings_resets_ != self().session_.session_resets()) { // DISCARD ALL
+      settings_ = {};
+      settings_resets_ = self().session_.session_resets();
+    }
+    st.tracks = Derived::replays_settings && !sql::replayable_setting(st.sql).empty();
+    st.pins = !st.tracks
+              && (sql::leaves_session_state(st.sql) || sql::changes_session_setting(st.sql));
     params_ = std::move(params);
     node_->in_flight.fetch_add(1); // before it leaves: a drain waits for it
     take_backend();
@@ -307,6 +316,11 @@ protected:
     auto& lane = *Derived::lane_of(*fast_->cluster);
     if (backend_ && fast_->pins)
       backend_->hold_private_state(std::move(fast_->pin));
+    if constexpr (Derived::replays_settings)
+      if (backend_ && fast_->tracks && status == "Success") {
+        settings_.apply(fast_->sql);
+        backend_->settings_now(settings_);
+      }
     block_lost_ = settle_connection(
                     *fast_, backend_, block_, lane,
                     [weak = weak_self()](const void* which) {
@@ -482,6 +496,9 @@ protected:
   };
   std::optional<queued_statement> waiting_;
   std::optional<fast_statement> fast_;
+  /// Its SETs, given to each connection its statements get (replays_settings).
+  sql::session_settings settings_;
+  uint64_t settings_resets_ = 0;
   std::shared_ptr<fast_lane_books> books_;
   std::shared_ptr<Backend> private_backend_; // see keep_private_backend()
   std::shared_ptr<cluster_state> private_cluster_;

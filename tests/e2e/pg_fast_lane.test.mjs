@@ -1300,3 +1300,57 @@ test('past maxPinnedSessions a statement that would keep one more connection is 
   }, { what: "a's pin to go with its connection" });
   assert.deepEqual((await b.query('SELECT count(*)::int AS n FROM qf_pin_b')).rows, [{ n: 0 }]);
 });
+
+test("clients' SETs are replayed on whichever pooled connection their statements get: they stay multiplexed and never see each other's", T, async (t) => {
+  const d = await direct();
+  t.after(async () => {
+    await d.query('DROP TABLE IF EXISTS public.qf_seen, qf_app.qf_seen');
+    await d.end();
+  });
+  await d.query(`CREATE SCHEMA IF NOT EXISTS qf_app;
+    CREATE TABLE IF NOT EXISTS qf_app.qf_seen (v text); TRUNCATE qf_app.qf_seen;
+    INSERT INTO qf_app.qf_seen VALUES ('in qf_app');
+    DROP TABLE IF EXISTS public.qf_seen; CREATE TABLE public.qf_seen (v text);
+    INSERT INTO public.qf_seen VALUES ('in public')`);
+  // maxPinnedSessions 0: a SET that pinned a connection would be refused.
+  const gw = await laneGateway(t, 24184, { poolSize: 2, maxRunningQueries: 3, cluster: { maxPinnedSessions: 0 } });
+  const [a, b, c] = [await connected(gw), await connected(gw), await connected(gw)];
+  for (const x of [a, b, c]) gw.defer(() => x.end());
+  await a.query('SET search_path = qf_app, public');
+  await a.query("SET app.tenant = 'acme' -- the tenant");
+  await a.query('SET statement_timeout = 4000');
+  await b.query("SET search_path TO public; SET TIME ZONE 'Asia/Tokyo'");
+  const look = `SELECT (SELECT v FROM qf_seen) AS v, current_setting('app.tenant', true) AS tenant,
+    current_setting('statement_timeout') AS timeout, current_setting('TimeZone') AS tz`;
+  const want = {
+    a: { v: 'in qf_app', tenant: 'acme', timeout: '4s' },
+    b: { v: 'in public', timeout: '0', tz: 'Asia/Tokyo' },
+    c: { v: 'in public', timeout: '0' },
+  };
+  // Three clients at once on two pooled connections, round after round:
+  // each statement finds whatever connection is free.
+  for (let round = 0; round < 15; ++round) {
+    const seen = await Promise.all([a, b, c].map((x) => x.query(look)));
+    for (const [name, r] of [['a', seen[0]], ['b', seen[1]], ['c', seen[2]]]) {
+      const row = r.rows[0];
+      assert.equal(row.v, want[name].v, `${name} round ${round}`);
+      assert.equal(row.timeout, want[name].timeout, `${name} round ${round}`);
+      if (name === 'a') assert.equal(row.tenant, 'acme');
+      else assert.ok(!row.tenant, `${name} saw tenant ${row.tenant}`);
+      if (name === 'b') assert.equal(row.tz, 'Asia/Tokyo');
+      else assert.notEqual(row.tz, 'Asia/Tokyo', `${name} round ${round}`);
+    }
+  }
+  // A SET the server refuses changes nothing; RESET and DISCARD ALL forget.
+  await assert.rejects(a.query("SET statement_timeout = 'nonsense'"), (e) => e.code === '22023');
+  assert.equal((await a.query(look)).rows[0].timeout, '4s');
+  await a.query('RESET search_path');
+  assert.equal((await a.query(look)).rows[0].v, 'in public');
+  await a.query('DISCARD ALL');
+  const after = (await a.query(look)).rows[0];
+  assert.ok(!after.tenant && after.timeout === '0', JSON.stringify(after));
+  // No more connections than statements ran at once (and the health
+  // check's): nobody was pinned.
+  const backends = await gatewayBackends(d, gw);
+  assert.ok(backends.length <= 4, JSON.stringify(backends));
+});

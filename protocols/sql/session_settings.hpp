@@ -1,0 +1,46 @@
+// The settings a client gave its session with SET, kept by the gateway so
+// that whichever pooled connection runs its next statement can be given
+// them first (the SET statements replayed), instead of the connection
+// staying with that client: clients that SET on connect (ORMs do) stay
+// multiplexed, as ProxySQL keeps them for the variables it tracks.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace qf::sql {
+
+/// The setting a SET or RESET outside a transaction names when replaying
+/// the statement gives a connection that setting: "search_path" of "SET
+/// search_path TO a" (and of "SET SCHEMA 'a'"), "timezone" of "SET TIME
+/// ZONE 9", "role" of "SET ROLE r", "all" of "RESET ALL". Names are
+/// lowercased unless quoted. Empty when not: SET LOCAL, SET TRANSACTION,
+/// SET SESSION AUTHORIZATION or CHARACTERISTICS, a user variable, not a
+/// SET or RESET.
+std::string replayable_setting(std::string_view statement);
+
+class session_settings {
+public:
+  /// A SET or RESET with a replayable_setting() that succeeded.
+  void apply(std::string_view statement);
+
+  /// The statements that give a connection whose settings are `from`
+  /// these instead (changed ones set, missing ones reset), as one
+  /// PostgreSQL Query, which runs them as one transaction; empty when the
+  /// two are alike.
+  std::string prelude_from(const session_settings& from) const;
+
+  bool empty() const {
+    return entries_.empty();
+  }
+
+  friend bool operator==(const session_settings&, const session_settings&) = default;
+
+private:
+  /// Name, and the statement that set it, in the order first set.
+  std::vector<std::pair<std::string, std::string>> entries_;
+};
+
+} // namespace qf::sql

@@ -1,0 +1,61 @@
+// The settings a client SET, kept by the gateway and replayed on the
+// pooled connections its statements get.
+#include "protocols/sql/session_settings.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace qf::sql;
+
+TEST(sql_session_settings, replayable_statements_name_their_setting) {
+  EXPECT_EQ(replayable_setting("SET search_path = app, public"), "search_path");
+  EXPECT_EQ(replayable_setting("set Search_Path to app"), "search_path");
+  EXPECT_EQ(replayable_setting("SET search_path=app"), "search_path");
+  EXPECT_EQ(replayable_setting("SET SESSION statement_timeout = 5"), "statement_timeout");
+  EXPECT_EQ(replayable_setting("  /* c */ SET app.tenant = 'acme'"), "app.tenant");
+  EXPECT_EQ(replayable_setting("SET \"MyApp.X\" = 1"), "MyApp.X");
+  EXPECT_EQ(replayable_setting("SET TIME ZONE 'UTC'"), "timezone");
+  EXPECT_EQ(replayable_setting("SET ROLE reader"), "role");
+  EXPECT_EQ(replayable_setting("SET SCHEMA 'app'"), "search_path");
+  EXPECT_EQ(replayable_setting("SET NAMES 'UTF8'"), "client_encoding");
+  EXPECT_EQ(replayable_setting("RESET ALL"), "all");
+  EXPECT_EQ(replayable_setting("reset role"), "role");
+  EXPECT_EQ(replayable_setting("RESET TIME ZONE"), "timezone");
+  for (auto no : {"SET LOCAL search_path = app", "SET TRANSACTION READ ONLY",
+                  "SET SESSION AUTHORIZATION bob", "RESET SESSION AUTHORIZATION",
+                  "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", "SET CONSTRAINTS ALL DEFERRED",
+                  "SET @v = 1", "SELECT 1", "SHOW search_path", ""})
+    EXPECT_EQ(replayable_setting(no), "") << no;
+}
+
+TEST(sql_session_settings, the_prelude_sets_what_differs_and_resets_what_is_missing) {
+  session_settings none;
+  session_settings client;
+  client.apply("SET search_path = app");
+  client.apply("SET statement_timeout = 100 -- a comment");
+  EXPECT_EQ(client.prelude_from(none), "SET search_path = app\n;\nSET statement_timeout = 100 -- a comment");
+  EXPECT_EQ(client.prelude_from(client), "");
+
+  session_settings other;
+  other.apply("SET search_path = app");
+  other.apply("SET ROLE reader");
+  other.apply("SET \"MyApp.X\" = 1");
+  EXPECT_EQ(client.prelude_from(other),
+            "RESET role\n;\nRESET \"MyApp.X\"\n;\nSET statement_timeout = 100 -- a comment");
+  // The role goes back first and comes last, around what needs its rights.
+  session_settings admin;
+  admin.apply("SET ROLE admin");
+  admin.apply("SET log_statement = 'all'");
+  EXPECT_EQ(other.prelude_from(admin),
+            "RESET role\n;\nRESET log_statement\n;\nSET search_path = app\n;\nSET \"MyApp.X\" = 1"
+            "\n;\nSET ROLE reader");
+  EXPECT_EQ(none.prelude_from(client), "RESET search_path\n;\nRESET statement_timeout");
+
+  // A later SET replaces, RESET forgets, RESET ALL forgets all; the rest is not kept.
+  client.apply("SET search_path TO other");
+  client.apply("RESET statement_timeout");
+  client.apply("SET LOCAL work_mem = '1MB'");
+  EXPECT_EQ(client.prelude_from(none), "SET search_path TO other");
+  client.apply("RESET ALL");
+  EXPECT_TRUE(client.empty());
+  EXPECT_EQ(client, none);
+}
