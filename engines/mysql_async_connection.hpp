@@ -9,6 +9,7 @@
 #include "engines/engine.hpp"
 #include "engines/mysql_engine.hpp"
 #include "io/event_loop.hpp"
+#include "protocols/sql/session_settings.hpp"
 
 #include <atomic>
 #include <functional>
@@ -79,6 +80,17 @@ public:
   }
   bool holds_private_state() const {
     return private_state_;
+  }
+
+  /// The variables its clients' SETs left on this connection's session
+  /// (what a client with others must replay first).
+  const sql::mysql_variables& settings() const {
+    return settings_;
+  }
+  /// Its session has these now: a client's tracked SET, or a replay of a
+  /// client's, succeeded here.
+  void settings_now(sql::mysql_variables s) {
+    settings_ = std::move(s);
   }
   /// Reusable, and by anyone.
   bool poolable() const {
@@ -155,6 +167,7 @@ private:
   bool broken_ = false;
   bool private_state_ = false; // see hold_private_state()
   std::shared_ptr<void> pin_;
+  sql::mysql_variables settings_;
   std::shared_ptr<mysql_async_listener> to_;
   opened opened_;                                // while connecting
   std::shared_ptr<mysql_async_connection> self_; // while connecting

@@ -261,7 +261,44 @@ private:
 
   void start_backend(std::shared_ptr<engines::mysql_async_connection> conn) {
     backend_ = std::move(conn);
+    if (!fast_->in_block && backend_->settings() != settings_)
+      return give_settings();
     backend_->run(fast_->sql, params_, shared_from_this());
+  }
+
+  /// The connection's variables are not the client's (another client's
+  /// SETs are on it, or this one's are not): one SET gives it the client's
+  /// first; a failure fails the client's statement with it.
+  void give_settings() {
+    struct replay : engines::mysql_async_listener {
+      std::weak_ptr<mysql_wire_session> session;
+      explicit replay(std::weak_ptr<mysql_wire_session> s) : session(std::move(s)) {
+        // nop
+      }
+      void on_columns(std::vector<column>) override {}
+      bool on_rows(row_batch&) override {
+        return true;
+      }
+      void on_done(int64_t) override {
+        if (auto s = session.lock())
+          s->settings_given(nullptr);
+      }
+      void on_failed(const engines::engine_error& e) override {
+        if (auto s = session.lock())
+          s->settings_given(&e);
+      }
+    };
+    backend_->run(settings_.prelude_from(backend_->settings()), {},
+                  std::make_shared<replay>(weak_from_this()));
+  }
+
+  void settings_given(const engines::engine_error* error) {
+    if (closed_ || !fast_ || !backend_)
+      return;
+    if (error)
+      return on_failed(*error);
+    backend_->settings_now(settings_);
+    start_backend(std::exchange(backend_, nullptr));
   }
 
   /// The fast statement ended (wire_session_base::settle_fast: the
@@ -279,7 +316,6 @@ private:
   static bool lane_serves(const group_gate& gate) {
     return gate.mysql_only();
   }
-  static constexpr bool replays_settings = false; // a SET pins its connection
   static const std::shared_ptr<engines::mysql_lane_pool>& lane_of(const cluster_state& cluster) {
     return cluster.mysql_lane;
   }

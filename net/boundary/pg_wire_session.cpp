@@ -431,7 +431,6 @@ private:
   static bool lane_serves(const group_gate& gate) {
     return gate.postgres_only();
   }
-  static constexpr bool replays_settings = true;
   static const std::shared_ptr<engines::pg_lane_pool>& lane_of(const cluster_state& cluster) {
     return cluster.lane;
   }

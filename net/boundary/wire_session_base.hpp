@@ -12,9 +12,8 @@
 // actor_statement(sql, params), a statement_spec for the actor path, whose
 // on_page() first offers the page to take_admission(); and the statics
 // lane_serves(gate), lane_of(cluster), cancelled_error(),
-// connect_error(why) and pinned_out_error(why); the constant
-// replays_settings, whether its connections take the session's SETs
-// replayed (settings_) rather than being pinned by them.
+// connect_error(why) and pinned_out_error(why). Backend has settings() and
+// settings_now(), the SETs its server session has.
 #pragma once
 
 #include "actors/data/group_gate.hpp"
@@ -34,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace qf {
@@ -43,6 +43,10 @@ inline constexpr uint32_t rows_per_page = 4096;
 
 template <class Derived, class Backend>
 class wire_session_base : public wire::handler {
+  /// The SETs a session keeps and its connections are given: PostgreSQL's
+  /// or MySQL's (sql::session_settings, sql::mysql_variables).
+  using settings_type = std::remove_cvref_t<decltype(std::declval<Backend&>().settings())>;
+
 public:
   /// On the loop's thread: the login deadline runs from now.
   void start_timers(const wire_session_limits& limits) {
@@ -74,6 +78,16 @@ public:
   }
 
 protected:
+  /// A statement waiting for a slot (wait_for_slot).
+  struct queued_statement {
+    std::string id;
+    std::string sql;
+    engines::parameters params;
+    routing::decision route;
+    std::chrono::steady_clock::time_point since;
+    int64_t since_wall_ms;
+  };
+
   wire_session_base(std::shared_ptr<node_services> node, std::shared_ptr<wire::connection> conn,
                     config::protocol protocol, const char* id_prefix)
     : node_(std::move(node)),
@@ -170,21 +184,27 @@ protected:
     return gate != active->group_gates.end() && Derived::lane_serves(*gate->second);
   }
 
-  /// The statement holds a slot on `cluster`: it leaves first, the
-  /// bookkeeping follows while the server works (the backend reports
-  /// nothing from inside its run).
+  /// The statement holds a slot on `cluster` (after waiting for it, if
+  /// `queued`): it leaves first, the bookkeeping follows while the server
+  /// works (the backend reports nothing from inside its run).
   void begin_fast(std::string text, engines::parameters params, routing::decision route,
-                  std::shared_ptr<cluster_state> cluster) {
+                  std::shared_ptr<cluster_state> cluster, const queued_statement* queued = nullptr) {
     fast_.emplace();
     auto& st = *fast_;
     st.sql = std::move(text);
     st.route = std::move(route);
     st.cluster = std::move(cluster);
+    if (queued) {
+      st.id = queued->id; // the id its wait was shown and cancellable under
+      st.created = queued->since;
+      st.created_wall_ms = queued->since_wall_ms;
+      st.queued_ms = ms_between(queued->since, io::round_clock::steady());
+    }
     if (settings_resets_ != self().session_.session_resets()) { // DISCARD ALL
       settings_ = {};
       settings_resets_ = self().session_.session_resets();
     }
-    st.tracks = Derived::replays_settings && !sql::replayable_setting(st.sql).empty();
+    st.tracks = settings_type::replayable(st.sql);
     st.pins = !st.tracks
               && (sql::leaves_session_state(st.sql) || sql::changes_session_setting(st.sql));
     params_ = std::move(params);
@@ -224,12 +244,7 @@ protected:
       return false;
     statement_ = nullptr;
     begin_fast(std::move(queued.sql), std::move(queued.params), std::move(queued.route),
-               std::move(page.admitted));
-    auto& st = *fast_;
-    st.id = std::move(queued.id); // the id its wait was shown and cancellable under
-    st.created = queued.since;
-    st.created_wall_ms = queued.since_wall_ms;
-    st.queued_ms = ms_between(queued.since, io::round_clock::steady());
+               std::move(page.admitted), &queued);
     return true;
   }
 
@@ -316,11 +331,10 @@ protected:
     auto& lane = *Derived::lane_of(*fast_->cluster);
     if (backend_ && fast_->pins)
       backend_->hold_private_state(std::move(fast_->pin));
-    if constexpr (Derived::replays_settings)
-      if (backend_ && fast_->tracks && status == "Success") {
-        settings_.apply(fast_->sql);
-        backend_->settings_now(settings_);
-      }
+    if (backend_ && fast_->tracks && status == "Success") {
+      settings_.apply(fast_->sql);
+      backend_->settings_now(settings_);
+    }
     block_lost_ = settle_connection(
                     *fast_, backend_, block_, lane,
                     [weak = weak_self()](const void* which) {
@@ -486,18 +500,10 @@ protected:
 
   // The fast lane.
   /// A statement waiting for a slot (wait_for_slot); statement_ waits.
-  struct queued_statement {
-    std::string id;
-    std::string sql;
-    engines::parameters params;
-    routing::decision route;
-    std::chrono::steady_clock::time_point since;
-    int64_t since_wall_ms;
-  };
   std::optional<queued_statement> waiting_;
   std::optional<fast_statement> fast_;
-  /// Its SETs, given to each connection its statements get (replays_settings).
-  sql::session_settings settings_;
+  /// Its SETs, given to each connection its statements get.
+  settings_type settings_;
   uint64_t settings_resets_ = 0;
   std::shared_ptr<fast_lane_books> books_;
   std::shared_ptr<Backend> private_backend_; // see keep_private_backend()

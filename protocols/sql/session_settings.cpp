@@ -42,7 +42,109 @@ std::string reset_of(const std::string& name) {
   return "RESET " + (plain ? name : '"' + name + '"');
 }
 
+std::string lower(std::string_view s) {
+  std::string out{s};
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && (std::isspace(static_cast<unsigned char>(s.back())) || s.back() == ';'))
+    s.remove_suffix(1);
+  return s;
+}
+
+/// The assignments of a MySQL SET, split at the commas outside quotes and
+/// parentheses.
+std::vector<std::string_view> assignments(std::string_view body) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  int depth = 0;
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (c == '\'' || c == '"' || c == '`') {
+      for (++i; i < body.size() && body[i] != c; ++i)
+        if (body[i] == '\\')
+          ++i;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out.push_back(trim(body.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  out.push_back(trim(body.substr(start)));
+  return out;
+}
+
+/// The session variable an assignment sets ("time_zone" of "@@SESSION.
+/// time_zone = 'UTC'") and its value, or an empty name when it is not one
+/// to replay.
+std::pair<std::string, std::string_view> mysql_assignment(std::string_view item) {
+  auto eq = item.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return {};
+  auto target = trim(item.substr(0, eq));
+  if (!target.empty() && target.back() == ':') // :=
+    target = trim(target.substr(0, target.size() - 1));
+  auto value = trim(item.substr(eq + 1));
+  auto name = lower(target);
+  for (std::string_view prefix : {"session ", "local ", "@@session.", "@@local.", "@@"})
+    if (name.rfind(prefix, 0) == 0)
+      name = std::string{trim(std::string_view{name}.substr(prefix.size()))};
+  bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_';
+  });
+  if (!plain || value.empty() || value.find('@') != std::string_view::npos)
+    return {};
+  return {name, value};
+}
+
 } // namespace
+
+bool mysql_variables::replayable(std::string_view statement) {
+  if (leading_keyword(statement) != "SET")
+    return false;
+  auto items = assignments(after_leading_keyword(statement));
+  return std::all_of(items.begin(), items.end(),
+                     [](auto item) { return !mysql_assignment(item).first.empty(); });
+}
+
+void mysql_variables::apply(std::string_view statement) {
+  if (!replayable(statement))
+    return;
+  for (auto item : assignments(after_leading_keyword(statement))) {
+    auto [name, value] = mysql_assignment(item);
+    auto text = name + " = " + std::string{value};
+    auto same = std::find_if(entries_.begin(), entries_.end(),
+                             [&](const auto& e) { return e.first == name; });
+    if (same != entries_.end())
+      same->second = std::move(text);
+    else
+      entries_.emplace_back(std::move(name), std::move(text));
+  }
+}
+
+std::string mysql_variables::prelude_from(const mysql_variables& from) const {
+  std::string out;
+  auto add = [&](std::string_view assignment) {
+    out += out.empty() ? "SET " : ", ";
+    out += assignment;
+  };
+  for (const auto& [name, text] : from.entries_)
+    if (std::none_of(entries_.begin(), entries_.end(),
+                     [&](const auto& e) { return e.first == name; }))
+      add(name + " = DEFAULT");
+  for (const auto& entry : entries_)
+    if (std::find(from.entries_.begin(), from.entries_.end(), entry) == from.entries_.end())
+      add(entry.second);
+  return out;
+}
 
 std::string replayable_setting(std::string_view statement) {
   auto keyword = leading_keyword(statement);

@@ -23,6 +23,11 @@ std::string replayable_setting(std::string_view statement);
 
 class session_settings {
 public:
+  /// Whether replayable_setting() names one.
+  static bool replayable(std::string_view statement) {
+    return !replayable_setting(statement).empty();
+  }
+
   /// A SET or RESET with a replayable_setting() that succeeded.
   void apply(std::string_view statement);
 
@@ -40,6 +45,32 @@ public:
 
 private:
   /// Name, and the statement that set it, in the order first set.
+  std::vector<std::pair<std::string, std::string>> entries_;
+};
+
+/// The same for MySQL: the session variables a client SET (`SET time_zone
+/// = '+09:00', SESSION sql_mode = 'ANSI'`), each with its assignment,
+/// given to a connection as one SET (`name = DEFAULT`, the global value,
+/// for those the connection has and the client has not).
+class mysql_variables {
+public:
+  /// Whether the SET can be replayed: every assignment sets a session
+  /// variable to a value that does not read another variable (which would
+  /// read the connection's, not the client's). Not: user variables,
+  /// GLOBAL, NAMES, TRANSACTION.
+  static bool replayable(std::string_view statement);
+
+  /// A replayable() SET that succeeded.
+  void apply(std::string_view statement);
+
+  /// One SET giving a connection whose variables are `from` these; empty
+  /// when alike.
+  std::string prelude_from(const mysql_variables& from) const;
+
+  friend bool operator==(const mysql_variables&, const mysql_variables&) = default;
+
+private:
+  /// Name (lowercase, without @@SESSION.), and "name = value".
   std::vector<std::pair<std::string, std::string>> entries_;
 };
 

@@ -390,3 +390,28 @@ test("SET of the server's variables reaches MariaDB and stays with its client: t
   const [text] = await b.query("SELECT 'grüße ✓' AS t");
   assert.deepEqual(text, [{ t: 'grüße ✓' }]);
 });
+
+test("clients' SETs of session variables are replayed on whichever pooled connection their statements get: no connection is pinned", T, async (t) => {
+  // maxPinnedSessions 0: a SET that pinned a connection would be refused.
+  const gw = await laneGateway(t, 24260, { poolSize: 2, maxRunningQueries: 3, cluster: { maxPinnedSessions: 0 } });
+  const [a, b, c] = [await through(gw), await through(gw), await through(gw)];
+  await a.query("SET time_zone = '+09:00', SESSION sql_mode = 'PIPES_AS_CONCAT,NO_ENGINE_SUBSTITUTION'");
+  await b.query('SET max_statement_time = 7');
+  const look = `SELECT TIME_FORMAT(TIMEDIFF(NOW(), UTC_TIMESTAMP()), '%H:%i') AS shift,
+    'a' || 'b' AS piped, @@session.max_statement_time AS mst FROM DUAL`;
+  for (let round = 0; round < 15; ++round) {
+    const [[ra], [rb], [rc]] = await Promise.all([a, b, c].map((x) => x.query(look)));
+    assert.equal(ra[0].shift, '09:00', `a round ${round}`);
+    assert.equal(ra[0].piped, 'ab', `a round ${round}`);
+    for (const [name, r] of [['b', rb], ['c', rc]]) {
+      assert.notEqual(r[0].shift, '09:00', `${name} round ${round}`);
+      assert.equal(String(r[0].piped), '0', `${name} round ${round}`);
+    }
+    assert.equal(Number(rb[0].mst), 7, `b round ${round}`);
+    assert.equal(Number(rc[0].mst), 0, `c round ${round}`);
+  }
+  // A SET the server refuses changes nothing.
+  await assert.rejects(a.query("SET time_zone = '+00:00', sql_mode = 'NO_SUCH_MODE'"), (e) => e.errno === 1231);
+  const [[again]] = [await a.query(look)].map(([rows]) => rows);
+  assert.equal(again.shift, '09:00');
+});

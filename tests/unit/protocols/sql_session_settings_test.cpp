@@ -59,3 +59,31 @@ TEST(sql_session_settings, the_prelude_sets_what_differs_and_resets_what_is_miss
   EXPECT_TRUE(client.empty());
   EXPECT_EQ(client, none);
 }
+
+TEST(sql_mysql_variables, session_variables_set_to_values_are_replayable) {
+  for (auto yes : {"SET time_zone = '+09:00'", "SET SESSION sql_mode='ANSI,NO_ZERO_DATE', max_statement_time = 5",
+                   "set @@session.time_zone := 'UTC'", "SET @@wait_timeout = 60", "SET LOCAL net_read_timeout = 90"})
+    EXPECT_TRUE(mysql_variables::replayable(yes)) << yes;
+  for (auto no : {"SET @v = 1", "SET time_zone = @tz", "SET sql_mode = CONCAT(@@sql_mode, ',ANSI')",
+                  "SET GLOBAL time_zone = 'UTC'", "SET @@global.time_zone = 'UTC'", "SET NAMES utf8mb4",
+                  "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "SET time_zone = 'UTC', @v = 1",
+                  "SELECT 1", "SET", "SET x ="})
+    EXPECT_FALSE(mysql_variables::replayable(no)) << no;
+}
+
+TEST(sql_mysql_variables, one_set_replays_what_differs_and_defaults_what_is_missing) {
+  mysql_variables none;
+  mysql_variables client;
+  client.apply("SET time_zone = '+09:00', SESSION sql_mode = 'ANSI,NO_ZERO_DATE'");
+  EXPECT_EQ(client.prelude_from(none), "SET time_zone = '+09:00', sql_mode = 'ANSI,NO_ZERO_DATE'");
+  EXPECT_EQ(client.prelude_from(client), "");
+  mysql_variables other;
+  other.apply("SET @@session.time_zone = '+09:00'");
+  other.apply("SET max_statement_time = 5;");
+  EXPECT_EQ(client.prelude_from(other),
+            "SET max_statement_time = DEFAULT, sql_mode = 'ANSI,NO_ZERO_DATE'");
+  client.apply("SET TIME_ZONE = 'UTC'"); // replaces, in place
+  EXPECT_EQ(client.prelude_from(none), "SET time_zone = 'UTC', sql_mode = 'ANSI,NO_ZERO_DATE'");
+  client.apply("SET @v = 1"); // not kept
+  EXPECT_EQ(client.prelude_from(none), "SET time_zone = 'UTC', sql_mode = 'ANSI,NO_ZERO_DATE'");
+}
