@@ -292,14 +292,6 @@ private:
                   std::make_shared<replay>(weak_from_this()));
   }
 
-  void settings_given(const engines::engine_error* error) {
-    if (closed_ || !fast_ || !backend_)
-      return;
-    if (error)
-      return on_failed(*error);
-    backend_->settings_now(settings_);
-    start_backend(std::exchange(backend_, nullptr));
-  }
 
   /// The fast statement ended (wire_session_base::settle_fast: the
   /// server's status flags say whether a block goes on).

@@ -301,6 +301,18 @@ protected:
     });
   }
 
+  /// The replay of the session's SETs on its statement's connection (the
+  /// derived give_settings()) ended: the statement starts there, or fails
+  /// with the replay's error.
+  void settings_given(const engines::engine_error* error) {
+    if (closed_ || !fast_ || !backend_)
+      return;
+    if (error)
+      return self().on_failed(*error);
+    backend_->settings_now(settings_);
+    self().start_backend(std::exchange(backend_, nullptr));
+  }
+
   /// A statement about to keep a connection for its client takes one of
   /// its cluster's maxPinnedSessions; with none left it is refused, from
   /// the loop (not inside the pump that started it), before it runs: so

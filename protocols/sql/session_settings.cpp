@@ -105,6 +105,18 @@ std::pair<std::string, std::string_view> mysql_assignment(std::string_view item)
   return {name, value};
 }
 
+using entry_list = std::vector<std::pair<std::string, std::string>>;
+
+bool has(const entry_list& entries, const std::string& name) {
+  return std::any_of(entries.begin(), entries.end(),
+                     [&](const auto& e) { return e.first == name; });
+}
+
+/// Not on `from` as it is here: to be given.
+bool differs(const std::pair<std::string, std::string>& entry, const entry_list& from) {
+  return std::find(from.begin(), from.end(), entry) == from.end();
+}
+
 } // namespace
 
 bool mysql_variables::replayable(std::string_view statement) {
@@ -119,14 +131,15 @@ void mysql_variables::apply(std::string_view statement) {
   if (!replayable(statement))
     return;
   for (auto item : assignments(after_leading_keyword(statement))) {
-    auto [name, value] = mysql_assignment(item);
-    auto text = name + " = " + std::string{value};
+    auto assignment = mysql_assignment(item);
+    const auto& name = assignment.first;
+    auto text = name + " = " + std::string{assignment.second};
     auto same = std::find_if(entries_.begin(), entries_.end(),
                              [&](const auto& e) { return e.first == name; });
     if (same != entries_.end())
       same->second = std::move(text);
     else
-      entries_.emplace_back(std::move(name), std::move(text));
+      entries_.emplace_back(name, std::move(text));
   }
 }
 
@@ -136,12 +149,11 @@ std::string mysql_variables::prelude_from(const mysql_variables& from) const {
     out += out.empty() ? "SET " : ", ";
     out += assignment;
   };
-  for (const auto& [name, text] : from.entries_)
-    if (std::none_of(entries_.begin(), entries_.end(),
-                     [&](const auto& e) { return e.first == name; }))
-      add(name + " = DEFAULT");
+  for (const auto& entry : from.entries_)
+    if (!has(entries_, entry.first))
+      add(entry.first + " = DEFAULT");
   for (const auto& entry : entries_)
-    if (std::find(from.entries_.begin(), from.entries_.end(), entry) == from.entries_.end())
+    if (differs(entry, from.entries_))
       add(entry.second);
   return out;
 }
@@ -198,25 +210,20 @@ std::string session_settings::prelude_from(const session_settings& from) const {
       out += "\n;\n";
     out += statement;
   };
-  auto differs = [&](const auto& entry) {
-    return std::find(from.entries_.begin(), from.entries_.end(), entry) == from.entries_.end();
-  };
-  auto has = [](const auto& entries, const std::string& name) {
-    return std::any_of(entries.begin(), entries.end(),
-                       [&](const auto& e) { return e.first == name; });
-  };
   // The role first back to the connection's own and last to the client's:
   // what is set in between may need the privileges of the former.
   bool role_changes = std::any_of(entries_.begin(), entries_.end(),
-                                  [&](const auto& e) { return e.first == "role" && differs(e); })
+                                  [&](const auto& e) {
+                                    return e.first == "role" && differs(e, from.entries_);
+                                  })
                       || (has(from.entries_, "role") && !has(entries_, "role"));
   if (role_changes && has(from.entries_, "role"))
     add("RESET role");
-  for (const auto& [name, set] : from.entries_)
-    if (name != "role" && !has(entries_, name))
-      add(reset_of(name));
+  for (const auto& entry : from.entries_)
+    if (entry.first != "role" && !has(entries_, entry.first))
+      add(reset_of(entry.first));
   for (const auto& entry : entries_)
-    if (entry.first != "role" && differs(entry))
+    if (entry.first != "role" && differs(entry, from.entries_))
       add(entry.second);
   for (const auto& entry : entries_)
     if (entry.first == "role" && role_changes)
