@@ -352,8 +352,13 @@ private:
       start_in_block(std::move(ev.sql), std::move(ev.params));
       return true;
     }
-    if (session_.row_limited())
-      return false; // a portal that may suspend: the actor path holds it
+    // A portal that may suspend: the actor path holds it. A SET or RESET
+    // has no rows to suspend at (pgjdbc executes them with a limit of 1).
+    if (session_.row_limited()) {
+      auto kw = sql::leading_keyword(ev.sql);
+      if (kw != "SET" && kw != "RESET")
+        return false;
+    }
     return start_fast(ev.sql, ev.params);
   }
 

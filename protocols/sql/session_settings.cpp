@@ -105,6 +105,23 @@ std::pair<std::string, std::string_view> mysql_assignment(std::string_view item)
   return {name, value};
 }
 
+/// The default a SET SESSION CHARACTERISTICS AS TRANSACTION sets (pgjdbc's
+/// setTransactionIsolation sends one), when it sets one only.
+std::string characteristic(std::string_view rest) {
+  if (next_word(rest) != "as" || next_word(rest) != "transaction")
+    return {};
+  auto modes = lower(rest);
+  bool isolation = modes.find("isolation") != std::string::npos;
+  bool read = modes.find("read only") != std::string::npos
+              || modes.find("read write") != std::string::npos;
+  bool deferrable = modes.find("deferrable") != std::string::npos;
+  if (isolation + read + deferrable != 1 || modes.find(',') != std::string::npos)
+    return {};
+  return isolation ? "default_transaction_isolation"
+         : read    ? "default_transaction_read_only"
+                   : "default_transaction_deferrable";
+}
+
 using entry_list = std::vector<std::pair<std::string, std::string>>;
 
 bool has(const entry_list& entries, const std::string& name) {
@@ -166,8 +183,10 @@ std::string replayable_setting(std::string_view statement) {
   auto word = next_word(rest);
   if (word == "session") {
     word = next_word(rest);
-    if (word == "authorization" || word == "characteristics")
+    if (word == "authorization")
       return {};
+    if (word == "characteristics")
+      return keyword == "SET" ? characteristic(rest) : std::string{};
   }
   if (word == "time") // TIME ZONE
     return next_word(rest) == "zone" ? "timezone" : std::string{};

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { readdirSync, readlinkSync, readFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import {
@@ -1353,4 +1353,17 @@ test("clients' SETs are replayed on whichever pooled connection their statements
   // check's): nobody was pinned.
   const backends = await gatewayBackends(d, gw);
   assert.ok(backends.length <= 4, JSON.stringify(backends));
+});
+
+test("pgjdbc connections that each set their isolation level and schema (as a pool does) all get theirs, and none is pinned", T, async (t) => {
+  const d = await direct();
+  t.after(() => d.end());
+  await d.query('CREATE SCHEMA IF NOT EXISTS qf_even; CREATE SCHEMA IF NOT EXISTS qf_odd');
+  // Six connections at once, two connections pooled, none to pin.
+  const gw = await laneGateway(t, 24186, { poolSize: 2, cluster: { maxPinnedSessions: 0 } });
+  const r = spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcSessions.java',
+    String(gw.pgPort), '6'], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n'), [0, 1, 2, 3, 4, 5].map(
+    (i) => `${i} ${i % 2 ? 'repeatable read' : 'serializable'} ${i % 2 ? 'qf_odd' : 'qf_even'}`));
 });

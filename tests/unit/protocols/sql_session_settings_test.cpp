@@ -20,9 +20,16 @@ TEST(sql_session_settings, replayable_statements_name_their_setting) {
   EXPECT_EQ(replayable_setting("RESET ALL"), "all");
   EXPECT_EQ(replayable_setting("reset role"), "role");
   EXPECT_EQ(replayable_setting("RESET TIME ZONE"), "timezone");
+  EXPECT_EQ(replayable_setting("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "
+                               "SERIALIZABLE"),
+            "default_transaction_isolation");
+  EXPECT_EQ(replayable_setting("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"),
+            "default_transaction_read_only");
   for (auto no : {"SET LOCAL search_path = app", "SET TRANSACTION READ ONLY",
                   "SET SESSION AUTHORIZATION bob", "RESET SESSION AUTHORIZATION",
-                  "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", "SET CONSTRAINTS ALL DEFERRED",
+                  "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY, ISOLATION LEVEL SERIALIZABLE",
+                  "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY NOT DEFERRABLE",
+                  "SET CONSTRAINTS ALL DEFERRED",
                   "SET @v = 1", "SELECT 1", "SHOW search_path", ""})
     EXPECT_EQ(replayable_setting(no), "") << no;
 }
