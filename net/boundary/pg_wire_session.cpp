@@ -324,6 +324,10 @@ private:
     route_req_.protocol = config::protocol::postgres_wire;
     route_req_.user = user_;
     route_req_.headers = params; // the header router sees startup parameters
+    // search_path, statement_timeout, pgjdbc's currentSchema, PGOPTIONS'
+    // -c ...: the session's from its first statement on.
+    for (const auto& [name, value] : sql::startup_settings(params))
+      settings_.start_with(name, value);
     books_->open(user_, application_, database_);
     std::weak_ptr<pg_wire_session> weak = weak_from_this();
     node_->wire_sessions->add(

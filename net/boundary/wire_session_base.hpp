@@ -201,7 +201,7 @@ protected:
       st.queued_ms = ms_between(queued->since, io::round_clock::steady());
     }
     if (settings_resets_ != self().session_.session_resets()) { // DISCARD ALL
-      settings_ = {};
+      settings_.discard();
       settings_resets_ = self().session_.session_resets();
     }
     st.tracks = settings_type::replayable(st.sql);
@@ -344,8 +344,10 @@ protected:
     if (backend_ && fast_->pins)
       backend_->hold_private_state(std::move(fast_->pin));
     if (backend_ && fast_->tracks && status == "Success") {
+      auto server = backend_->settings(); // the client's, given before it ran
+      server.apply_on_server(fast_->sql);
       settings_.apply(fast_->sql);
-      backend_->settings_now(settings_);
+      backend_->settings_now(std::move(server));
     }
     block_lost_ = settle_connection(
                     *fast_, backend_, block_, lane,

@@ -201,15 +201,80 @@ std::string replayable_setting(std::string_view statement) {
   return word;
 }
 
+std::vector<std::pair<std::string, std::string>>
+startup_settings(const std::map<std::string, std::string>& params) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, value] : params) {
+    auto key = lower(name);
+    if (key == "user" || key == "database" || key == "replication" || key == "application_name"
+        || key == "client_encoding" || key.rfind("_pq_.", 0) == 0)
+      continue;
+    if (key != "options") {
+      out.emplace_back(key, value);
+      continue;
+    }
+    // Words split at unescaped spaces: -c name=value, or --name=value.
+    std::vector<std::string> words(1);
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (value[i] == '\\' && i + 1 < value.size())
+        words.back() += value[++i];
+      else if (value[i] == ' ')
+        words.emplace_back();
+      else
+        words.back() += value[i];
+    }
+    for (size_t i = 0; i < words.size(); ++i) {
+      std::string_view option = words[i];
+      if (option == "-c" && i + 1 < words.size())
+        option = words[++i];
+      else if (option.rfind("--", 0) == 0)
+        option.remove_prefix(2);
+      else
+        continue;
+      auto eq = option.find('=');
+      if (eq != std::string_view::npos && eq > 0)
+        out.emplace_back(lower(option.substr(0, eq)), std::string{option.substr(eq + 1)});
+    }
+  }
+  return out;
+}
+
+void session_settings::start_with(std::string_view name, std::string_view value) {
+  auto literal = [](std::string_view text) {
+    std::string out = "'";
+    for (char c : text) {
+      out += c;
+      if (c == '\'')
+        out += '\'';
+    }
+    return out + "'";
+  };
+  std::string key{name};
+  std::erase_if(startup_, [&](const auto& e) { return e.first == key; });
+  startup_.emplace_back(key, "SELECT pg_catalog.set_config(" + literal(name) + ", "
+                               + literal(value) + ", false)");
+  entries_ = startup_;
+}
+
+void session_settings::apply_on_server(std::string_view statement) {
+  auto startup = std::exchange(startup_, {});
+  apply(statement);
+  startup_ = std::move(startup);
+}
+
 void session_settings::apply(std::string_view statement) {
   auto name = replayable_setting(statement);
   if (name.empty())
     return;
-  if (leading_keyword(statement) == "RESET") {
-    if (name == "all")
-      entries_.clear();
-    else
-      std::erase_if(entries_, [&](const auto& e) { return e.first == name; });
+  if (leading_keyword(statement) == "RESET") { // to the value the session started with
+    if (name == "all") {
+      entries_ = startup_;
+      return;
+    }
+    std::erase_if(entries_, [&](const auto& e) { return e.first == name; });
+    for (const auto& start : startup_)
+      if (start.first == name)
+        entries_.push_back(start);
     return;
   }
   for (auto& [key, set] : entries_)

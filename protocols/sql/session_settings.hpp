@@ -5,6 +5,7 @@
 // multiplexed, as ProxySQL keeps them for the variables it tracks.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,6 +22,14 @@ namespace qf::sql {
 /// SET or RESET.
 std::string replayable_setting(std::string_view statement);
 
+/// The settings a PostgreSQL startup packet's parameters give the session,
+/// by name: those that are not the connection's own (user, database,
+/// replication, protocol extensions), nor the gateway's (application_name,
+/// client_encoding), and each `-c name=value` / `--name=value` in options
+/// (a backslash escapes the next character).
+std::vector<std::pair<std::string, std::string>>
+startup_settings(const std::map<std::string, std::string>& params);
+
 class session_settings {
 public:
   /// Whether replayable_setting() names one.
@@ -28,8 +37,24 @@ public:
     return !replayable_setting(statement).empty();
   }
 
-  /// A SET or RESET with a replayable_setting() that succeeded.
+  /// A SET or RESET with a replayable_setting() that succeeded, as its
+  /// client's session sees it: RESET goes back to the startup value.
   void apply(std::string_view statement);
+
+  /// The same as the server connection it ran on sees it: RESET goes back
+  /// to that connection's own startup value, none of the client's.
+  void apply_on_server(std::string_view statement);
+
+  /// A setting the client gave in its startup packet (a parameter, or
+  /// `-c name=value` in options), as PostgreSQL takes it: the value raw,
+  /// through set_config(). It is also what RESET and DISCARD ALL go back
+  /// to, as in PostgreSQL.
+  void start_with(std::string_view name, std::string_view value);
+
+  /// DISCARD ALL: back to the startup settings.
+  void discard() {
+    entries_ = startup_;
+  }
 
   /// The statements that give a connection whose settings are `from`
   /// these instead (changed ones set, missing ones reset), as one
@@ -41,11 +66,15 @@ public:
     return entries_.empty();
   }
 
-  friend bool operator==(const session_settings&, const session_settings&) = default;
+  /// The same settings (whatever the startup ones were).
+  friend bool operator==(const session_settings& a, const session_settings& b) {
+    return a.entries_ == b.entries_;
+  }
 
 private:
   /// Name, and the statement that set it, in the order first set.
   std::vector<std::pair<std::string, std::string>> entries_;
+  std::vector<std::pair<std::string, std::string>> startup_; // start_with()'s
 };
 
 /// The same for MySQL: the session variables a client SET (`SET time_zone
@@ -62,6 +91,14 @@ public:
 
   /// A replayable() SET that succeeded.
   void apply(std::string_view statement);
+  void apply_on_server(std::string_view statement) {
+    apply(statement);
+  }
+
+  /// COM_RESET_CONNECTION: none.
+  void discard() {
+    entries_.clear();
+  }
 
   /// One SET giving a connection whose variables are `from` these; empty
   /// when alike.

@@ -1367,3 +1367,32 @@ test("pgjdbc connections that each set their isolation level and schema (as a po
   assert.deepEqual(r.stdout.trim().split('\n'), [0, 1, 2, 3, 4, 5].map(
     (i) => `${i} ${i % 2 ? 'repeatable read' : 'serializable'} ${i % 2 ? 'qf_odd' : 'qf_even'}`));
 });
+
+test("settings in the startup packet take effect, and RESET goes back to them: node-postgres options, psql's PGOPTIONS, pgjdbc's currentSchema", T, async (t) => {
+  const d = await direct();
+  t.after(() => d.end());
+  await d.query('CREATE SCHEMA IF NOT EXISTS qf_even; CREATE SCHEMA IF NOT EXISTS qf_odd');
+  const gw = await laneGateway(t, 24188, { poolSize: 1, cluster: { maxPinnedSessions: 0 } });
+  // node-postgres sends statement_timeout as a startup parameter, options as given.
+  const a = client(gw, { statement_timeout: 150, options: '-c search_path=qf_odd,public' });
+  await a.connect();
+  gw.defer(() => a.end());
+  await assert.rejects(a.query('SELECT pg_sleep(2)'), (e) => e.code === '57014');
+  assert.equal((await a.query('SELECT current_schema() AS s')).rows[0].s, 'qf_odd');
+  await a.query('SET search_path = public');
+  await a.query('RESET search_path');
+  assert.equal((await a.query('SELECT current_schema() AS s')).rows[0].s, 'qf_odd');
+  // Another client on the one pooled connection has none of it.
+  const b = await connected(gw);
+  gw.defer(() => b.end());
+  assert.equal((await b.query('SELECT current_schema() AS s')).rows[0].s, 'public');
+  await b.query('SELECT pg_sleep(0.3)');
+  const psql = execFileSync('psql', ['-h', '127.0.0.1', '-p', String(gw.pgPort), '-U', 'postgres', '-d', 'postgres',
+    '-Atc', 'SHOW search_path', '-c', 'SHOW work_mem'],
+  { encoding: 'utf8', env: { ...process.env, PGOPTIONS: '-c search_path=qf_even --work_mem=7MB' } });
+  assert.deepEqual(psql.trim().split('\n'), ['qf_even', '7MB']);
+  const jdbc = spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcCurrentSchema.java',
+    String(gw.pgPort)], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(jdbc.status, 0, jdbc.stderr);
+  assert.equal(jdbc.stdout.trim(), 'qf_even');
+});

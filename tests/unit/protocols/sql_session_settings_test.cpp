@@ -94,3 +94,44 @@ TEST(sql_mysql_variables, one_set_replays_what_differs_and_defaults_what_is_miss
   client.apply("SET @v = 1"); // not kept
   EXPECT_EQ(client.prelude_from(none), "SET time_zone = 'UTC', sql_mode = 'ANSI,NO_ZERO_DATE'");
 }
+
+TEST(sql_session_settings, a_startup_packet_gives_settings_that_reset_goes_back_to) {
+  auto from_startup = startup_settings({{"user", "alice"},
+                                        {"database", "db"},
+                                        {"application_name", "psql"},
+                                        {"client_encoding", "UTF8"},
+                                        {"_pq_.some_extension", "1"},
+                                        {"search_path", "qf_even,public"},
+                                        {"options", "-c statement_timeout=5s --work_mem=8MB "
+                                                    "-c app.note=a\\ b -x ignored"}});
+  using pair = std::pair<std::string, std::string>;
+  EXPECT_EQ(from_startup, (std::vector<pair>{{"statement_timeout", "5s"},
+                                             {"work_mem", "8MB"},
+                                             {"app.note", "a b"},
+                                             {"search_path", "qf_even,public"}}));
+  session_settings s;
+  for (const auto& [name, value] : from_startup)
+    s.start_with(name, value);
+  session_settings none;
+  EXPECT_EQ(s.prelude_from(none),
+            "SELECT pg_catalog.set_config('statement_timeout', '5s', false)\n;\n"
+            "SELECT pg_catalog.set_config('work_mem', '8MB', false)\n;\n"
+            "SELECT pg_catalog.set_config('app.note', 'a b', false)\n;\n"
+            "SELECT pg_catalog.set_config('search_path', 'qf_even,public', false)");
+  auto started = s;
+  s.apply("SET search_path = other");
+  s.apply("SET statement_timeout = 0");
+  s.apply("RESET search_path"); // to the startup value, as PostgreSQL does
+  EXPECT_EQ(s.prelude_from(started), "SET statement_timeout = 0");
+  auto server = s;
+  server.apply_on_server("RESET search_path"); // the connection's own default
+  EXPECT_EQ(s.prelude_from(server), "SELECT pg_catalog.set_config('search_path', 'qf_even,public', false)");
+  s.apply("RESET ALL");
+  EXPECT_EQ(s, started);
+  s.apply("SET work_mem = '1MB'");
+  s.discard(); // DISCARD ALL
+  EXPECT_EQ(s, started);
+  session_settings quoted;
+  quoted.start_with("app.who", "o'brien");
+  EXPECT_EQ(quoted.prelude_from(none), "SELECT pg_catalog.set_config('app.who', 'o''brien', false)");
+}
