@@ -506,6 +506,11 @@ bool server_session::answer_locally(const std::string& sql) {
   }
   if (kw == "SELECT" && low.find("@@") != std::string::npos
       && low.find(" from ") == std::string::npos) {
+    // Where the engine has the variables, it answers (with what the
+    // client SET); autocommit is the gateway's.
+    if (opts_.settings_on_server && low.find("autocommit") == std::string::npos
+        && opts_.settings_on_server(text))
+      return false;
     // SELECT @@a, @@b [LIMIT 1]
     auto list = text.substr(6);
     if (auto limit = lower(list).find(" limit "); limit != std::string::npos)

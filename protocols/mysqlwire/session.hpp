@@ -28,11 +28,11 @@ struct session_options {
   /// What one connection may keep in prepared statements' SQL: a client
   /// that leaks them gets 1461 instead of growing the gateway's memory.
   size_t max_prepared_bytes = 64 * 1024 * 1024;
-  /// Whether a SET of the server's session variables (this statement) goes
-  /// to the engine rather than being answered here: the engine has them and
-  /// keeps its connection for the client (a MariaDB cluster on the fast
-  /// lane). autocommit and the character set stay the gateway's. Unset:
-  /// answered here.
+  /// Whether a SET of the server's session variables, or a SELECT of them
+  /// (this statement), goes to the engine rather than being answered here:
+  /// the engine has them and gives the client's to the connection its
+  /// statements run on (a MariaDB cluster on the fast lane). autocommit and
+  /// the character set stay the gateway's. Unset: answered here.
   std::function<bool(std::string_view statement)> settings_on_server{};
 };
 

@@ -379,6 +379,11 @@ test("SET of the server's variables reaches MariaDB and stays with its client: t
   const [mine] = await a.query(`SELECT TIME_FORMAT(TIMEDIFF(NOW(), UTC_TIMESTAMP()), '%H:%i') AS shift,
     'a' || 'b' AS piped, @@session.tx_isolation AS iso FROM DUAL`);
   assert.deepEqual(mine, [{ shift: '09:00', piped: 'ab', iso: 'SERIALIZABLE' }]);
+  // Read back as a connect-time question would: the server answers, with the client's.
+  const [[vars]] = [await a.query('SELECT @@time_zone AS tz, @@autocommit AS ac')].map(([rows]) => rows);
+  assert.equal(String(vars.ac), '1'); // the gateway's own
+  const [[tz]] = [await a.query('SELECT @@session.time_zone AS tz')].map(([rows]) => rows);
+  assert.equal(tz.tz, '+09:00');
   const b = await through(gw);
   const [theirs] = await b.query(`SELECT TIME_FORMAT(TIMEDIFF(NOW(), UTC_TIMESTAMP()), '%H:%i') AS shift,
     @@session.sql_mode AS mode, @@session.tx_isolation AS iso FROM DUAL`);

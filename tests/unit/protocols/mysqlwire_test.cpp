@@ -843,7 +843,8 @@ TEST(mysqlwire_session, server_variables_go_to_an_engine_that_has_them) {
   auto s = logged_in(opts);
   for (std::string sql : {"SET time_zone = '+09:00'", "SET SESSION sql_mode='ANSI', NAMES utf8mb4",
                           "set @@session.max_statement_time = 5",
-                          "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"}) {
+                          "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+                          "SELECT @@time_zone, @@session.sql_mode"}) {
     s.feed(command_packet("\x03" + sql));
     auto ev = s.next_event();
     ASSERT_TRUE(ev) << sql;
@@ -859,5 +860,10 @@ TEST(mysqlwire_session, server_variables_go_to_an_engine_that_has_them) {
     s.feed(command_packet("\x03" + sql));
     EXPECT_FALSE(s.next_event()) << sql;
     EXPECT_EQ(packets_of(s.take_output()).at(0).payload[0], '\0') << sql;
+  }
+  for (std::string sql : {"SELECT @@autocommit, @@time_zone", "SELECT @@time_zone -- elsewhere"}) {
+    s.feed(command_packet("\x03" + sql));
+    EXPECT_FALSE(s.next_event()) << sql; // a result set from here
+    s.take_output();
   }
 }
