@@ -112,6 +112,10 @@ public:
   const pgwire::server_statements& prepared_statements() const {
     return statements_;
   }
+  /// A client's DEALLOCATE ALL ran here: ours went with its own.
+  void forget_prepared_statements() {
+    statements_.forget_all();
+  }
 
   /// The connection's socket carries the protocol in the clear.
   bool relay_capable() const;

@@ -57,6 +57,19 @@ std::string sqlstate_for(const engines::engine_error& e) {
   return "XX000";
 }
 
+/// DEALLOCATE [PREPARE] ALL. Asked per statement: most are told by their
+/// first character.
+bool deallocates_all(std::string_view sql) {
+  auto first = sql.find_first_not_of(" \t\r\n(");
+  if (first == std::string_view::npos)
+    return false;
+  char c = sql[first];
+  if (c != 'd' && c != 'D' && c != '-' && c != '/')
+    return false;
+  auto words = sql::leading_keywords(sql, 3);
+  return words == "DEALLOCATE ALL" || words == "DEALLOCATE PREPARE ALL";
+}
+
 std::string param(const std::map<std::string, std::string>& params, const char* key) {
   auto i = params.find(key);
   return i == params.end() ? std::string{} : i->second;
@@ -420,6 +433,8 @@ private:
   /// suspended run's pause with it.
   void finish_fast(std::string status, std::string error) {
     fast_suspended_ = false;
+    if (backend_ && status == "Success" && deallocates_all(fast_->sql))
+      backend_->forget_prepared_statements();
     settle_fast(std::move(status), std::move(error));
   }
 

@@ -92,6 +92,14 @@ bool names_application(std::string_view sql) {
   return name.substr(0, name.find('=')) == "application_name";
 }
 
+/// What DEALLOCATE [PREPARE] name | ALL names: "all", or the name.
+std::string deallocated(std::string_view sql) {
+  auto name = first_argument(sql);
+  if (name == "prepare")
+    name = first_argument(sql::after_leading_keyword(sql));
+  return name;
+}
+
 bool equal_ignoring_case(std::string_view a, std::string_view b) {
   return a.size() == b.size()
          && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -560,6 +568,7 @@ void server_session::handle_execute(const std::string& portal_name,
     return;
   }
   current_step_ = current_step_of();
+  leaving_for_engine();
   events_.push_back(run_event{current_, p->second.params, current_step_});
 }
 
@@ -759,6 +768,7 @@ void server_session::next_statement() {
       continue;
     }
     current_step_ = current_step_of();
+    leaving_for_engine();
     events_.push_back(run_event{current_, {}, current_step_});
     return; // the driver reports; complete() or fail() continues
   }
@@ -779,10 +789,22 @@ bool server_session::local_statement(std::string_view kw) const {
   if ((kw == "SET" || kw == "SHOW" || kw == "RESET") && opts_.settings_on_server
       && !names_application(current_) && opts_.settings_on_server(current_))
     return false;
+  // An SQL PREPARE's statement lives on the server (and its connection
+  // stays the client's): DEALLOCATE of one that is not ours goes there.
+  if (kw == "DEALLOCATE" && opts_.settings_on_server && opts_.settings_on_server(current_)) {
+    auto name = deallocated(current_);
+    if (name == "all" || !statements_.contains(name))
+      return false;
+  }
   for (auto k : {"SET", "SHOW", "DISCARD", "RESET", "DEALLOCATE", "LISTEN", "UNLISTEN"})
     if (kw == k)
       return true;
   return false;
+}
+
+void server_session::leaving_for_engine() {
+  if (current_keyword_ == "DEALLOCATE" && deallocated(current_) == "all")
+    forget_all_statements();
 }
 
 void server_session::run_locally(const std::string& sql) {
@@ -860,10 +882,8 @@ void server_session::run_locally(const std::string& sql) {
     command_complete(out_, sql::leading_keywords(sql, 2));
     return;
   }
-  if (kw == "DEALLOCATE") { // DEALLOCATE [PREPARE] name | ALL
-    auto name = first_argument(sql);
-    if (name == "prepare")
-      name = first_argument(sql::after_leading_keyword(sql));
+  if (kw == "DEALLOCATE") {
+    auto name = deallocated(sql);
     if (name == "all")
       forget_all_statements();
     else

@@ -257,6 +257,9 @@ private:
   void next_statement();
   /// keyword: the statement's leading one (sql::leading_keyword).
   bool local_statement(std::string_view keyword) const;
+  /// What the session itself does as the current statement goes to the
+  /// engine: DEALLOCATE ALL forgets its statements too.
+  void leaving_for_engine();
   void run_locally(const std::string& sql);
   void finish_extended();
   void finish_statement(std::string tag);

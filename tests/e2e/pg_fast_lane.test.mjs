@@ -1396,3 +1396,21 @@ test("settings in the startup packet take effect, and RESET goes back to them: n
   assert.equal(jdbc.status, 0, jdbc.stderr);
   assert.equal(jdbc.stdout.trim(), 'qf_even');
 });
+
+test('DEALLOCATE reaches the statements SQL PREPARE made on the server; DEALLOCATE ALL also drops the ones the gateway prepared there, which it then prepares again', T, async (t) => {
+  const gw = await laneGateway(t, 24190, { poolSize: 1 });
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  await c.query('PREPARE qf_p AS SELECT 1 AS n');
+  await c.query('DEALLOCATE qf_p');
+  await c.query('PREPARE qf_p AS SELECT 2 AS n'); // before: "already exists"
+  assert.deepEqual((await c.query('EXECUTE qf_p')).rows, [{ n: 2 }]);
+  await assert.rejects(c.query('DEALLOCATE qf_nosuch'), (e) => e.code === '26000');
+  // A named protocol statement is prepared on the server under our name.
+  const text = 'SELECT $1::int + 40 AS n';
+  assert.deepEqual((await c.query({ name: 'qf_before', text, values: [2] })).rows, [{ n: 42 }]);
+  await c.query('DEALLOCATE ALL');
+  // The same SQL under a new name: prepared again, not bound to the dropped one.
+  assert.deepEqual((await c.query({ name: 'qf_after', text, values: [3] })).rows, [{ n: 43 }]);
+  await assert.rejects(c.query('EXECUTE qf_p'), (e) => e.code === '26000');
+});

@@ -362,7 +362,7 @@ TEST(pgwire_session, settings_go_to_an_engine_that_has_them) {
   s.take_output();
 
   for (std::string sql : {"SET search_path = engine_has_it", "SHOW engine_has_it",
-                          "RESET engine_has_it"}) {
+                          "RESET engine_has_it", "DEALLOCATE PREPARE engine_has_it"}) {
     s.feed(query_message(sql));
     auto ev = s.next_event();
     ASSERT_TRUE(ev) << sql;
@@ -378,7 +378,7 @@ TEST(pgwire_session, settings_go_to_an_engine_that_has_them) {
   auto out = s.take_output();
   EXPECT_EQ(tags(out), "CTDCCCTDCSZ");
   EXPECT_NE(out.find(std::string("application_name\0engine_has_it\0", 30)), std::string::npos);
-  EXPECT_EQ(asked.size(), 5u); // SET, SHOW, RESET, SET, SHOW: not DISCARD, application_name
+  EXPECT_EQ(asked.size(), 6u); // SET, SHOW, RESET, DEALLOCATE, SET, SHOW: not DISCARD, application_name
 }
 
 TEST(sql_statements, settings_beyond_the_transaction_are_told_apart) {
