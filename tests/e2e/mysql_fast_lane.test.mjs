@@ -419,4 +419,9 @@ test("clients' SETs of session variables are replayed on whichever pooled connec
   await assert.rejects(a.query("SET time_zone = '+00:00', sql_mode = 'NO_SUCH_MODE'"), (e) => e.errno === 1231);
   const [[again]] = [await a.query(look)].map(([rows]) => rows);
   assert.equal(again.shift, '09:00');
+  // COM_CHANGE_USER starts the session anew: none of its variables.
+  await a.changeUser({ user: 'app' });
+  const [[anew]] = [await a.query(look)].map(([rows]) => rows);
+  assert.notEqual(anew.shift, '09:00');
+  assert.equal(String(anew.piped), '0');
 });
