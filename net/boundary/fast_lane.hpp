@@ -36,8 +36,9 @@ struct fast_statement {
   int64_t rows = 0;
   /// Waited in the group's queue this long (its group counted the wait).
   std::optional<int64_t> queued_ms;
-  /// It leaves session state of its client's (sql::leaves_session_state,
-  /// SET): its connection stays the client's, under `pin` if it was not.
+  /// It leaves session state of its client's (sql::leaves_session_state, a
+  /// SET not replayed): its connection stays the client's, under `pin` if
+  /// it was not.
   bool pins = false;
   std::shared_ptr<void> pin;
   /// A SET or RESET outside a block that the session keeps and replays on

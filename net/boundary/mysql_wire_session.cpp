@@ -139,8 +139,8 @@ private:
                                      bool tls_available) {
     mysqlwire::session_options opts{connection_id, scramble};
     opts.tls_available = tls_available;
-    // MariaDB has the client's time_zone, sql_mode, isolation level..., and
-    // the connection that took them stays the client's.
+    // MariaDB has the client's time_zone, sql_mode, isolation level...,
+    // given to each connection its statements get (give_settings).
     opts.settings_on_server = [this](std::string_view sql) { return lane_would_run(sql); };
     return opts;
   }
@@ -291,7 +291,6 @@ private:
     backend_->run(settings_.prelude_from(backend_->settings()), {},
                   std::make_shared<replay>(weak_from_this()));
   }
-
 
   /// The fast statement ended (wire_session_base::settle_fast: the
   /// server's status flags say whether a block goes on).

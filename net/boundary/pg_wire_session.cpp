@@ -205,8 +205,8 @@ private:
     opts.secret_key = secret_key;
     opts.tls_available = tls_available;
     // PostgreSQL has the client's settings (search_path, statement_timeout,
-    // roles, what row-level security reads), and the connection that took
-    // them stays the client's; other engines have none of them.
+    // roles, what row-level security reads), given to each connection its
+    // statements get (give_settings); other engines have none of them.
     opts.settings_on_server = [this](std::string_view sql) { return lane_would_run(sql); };
     return opts;
   }
@@ -427,7 +427,6 @@ private:
     backend_->run(settings_.prelude_from(backend_->settings()), {},
                   std::make_shared<replay>(weak_from_this()));
   }
-
 
   /// The fast statement ended (wire_session_base::settle_fast); a
   /// suspended run's pause with it.

@@ -778,9 +778,9 @@ void server_session::next_statement() {
 }
 
 /// Statements about the session itself reach an engine only where it has
-/// such settings and keeps the connection for its client
-/// (settings_on_server): elsewhere connections are pooled, so SET would
-/// leak into other clients' queries.
+/// such settings and the driver gives the client's to each connection its
+/// statements run on (settings_on_server): elsewhere connections are
+/// pooled, so SET would leak into other clients' queries.
 bool server_session::local_statement(std::string_view kw) const {
   // Outside a block there is nothing to end: answered here, as PostgreSQL
   // does, with a warning.

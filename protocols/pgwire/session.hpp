@@ -34,10 +34,11 @@ struct session_options {
   /// memory for everyone.
   size_t max_kept_entries = 10'000;
   size_t max_kept_bytes = 64 * 1024 * 1024;
-  /// Whether SET, RESET and SHOW (this one) go to the engine as run_events
-  /// rather than being answered here: the engine has these settings and
-  /// keeps its connection for the client (a PostgreSQL cluster on the fast
-  /// lane). Unset: answered here.
+  /// Whether SET, RESET and SHOW (this one), and DEALLOCATE of a statement
+  /// SQL PREPARE made, go to the engine as run_events rather than being
+  /// answered here: the engine has these settings and the driver gives the
+  /// client's to each connection its statements run on (a PostgreSQL
+  /// cluster on the fast lane). Unset: answered here.
   std::function<bool(std::string_view statement)> settings_on_server;
 };
 
