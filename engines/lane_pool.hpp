@@ -16,6 +16,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace qf::engines {
@@ -40,9 +41,21 @@ public:
   /// unchecked, as pgbouncer reuses a connection within
   /// server_check_delay (30 s there).
   std::shared_ptr<Connection> take(const io::event_loop& loop) {
+    return take(loop, [](const Connection&) { return true; });
+  }
+
+  /// take(), preferring an idle connection that `prefers` (one that has
+  /// its session's settings already: no replay before its statement).
+  template <class Prefers>
+  std::shared_ptr<Connection> take(const io::event_loop& loop, Prefers prefers) {
     auto now = io::round_clock::steady();
+    bool preferred = true;
     for (;;) {
-      auto idle = take_last([&](const Connection& c) { return &c.loop() == &loop; });
+      auto idle = take_last([&](const Connection& c) {
+        return &c.loop() == &loop && (!preferred || prefers(c));
+      });
+      if (!idle.conn && std::exchange(preferred, false))
+        continue; // none it prefers: any
       if (!idle.conn)
         return nullptr;
       // The check costs a system call: under load a connection comes back

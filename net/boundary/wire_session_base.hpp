@@ -279,7 +279,9 @@ protected:
     if (fast_->pins && !pin(*fast_))
       return;
     auto lane = Derived::lane_of(*fast_->cluster);
-    if (auto idle = lane->take(conn_->loop()))
+    // One that has this session's settings already needs no replay first.
+    auto has_ours = [this](const Backend& c) { return c.settings() == settings_; };
+    if (auto idle = lane->take(conn_->loop(), has_ours))
       return self().start_backend(std::move(idle));
     lane->fetch(conn_->loop(), [weak = weak_self(), lane](std::shared_ptr<Backend> conn,
                                                          std::string error) {

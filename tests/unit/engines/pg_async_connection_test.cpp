@@ -412,6 +412,33 @@ TEST_F(pg_async_connection_test, the_lane_pool_hands_each_loop_only_its_own_conn
   other->stop();
 }
 
+TEST_F(pg_async_connection_test, the_lane_pool_prefers_a_connection_with_the_session_settings) {
+  // A client whose settings are on an idle connection gets that one: no
+  // replay before its statement, when clients with different ones share
+  // the pool (bench/settings_replay.sh).
+  auto plain = open();
+  auto set = open();
+  ASSERT_TRUE(plain && set);
+  sql::session_settings app;
+  app.apply("SET search_path = app");
+  set->settings_now(app);
+  pg_lane_pool pool(server_url(), 10);
+  pool.give_back(set);
+  pool.give_back(plain); // the last given back: what take() would hand out first
+  auto has = [](const sql::session_settings& wanted) {
+    return [&wanted](const pg_async_connection& c) { return c.settings() == wanted; };
+  };
+  EXPECT_EQ(pool.take(*loop_, has(app)), set);
+  pool.give_back(set);
+  sql::session_settings none;
+  EXPECT_EQ(pool.take(*loop_, has(none)), plain);
+  sql::session_settings other;
+  other.apply("SET work_mem = '1MB'");
+  EXPECT_EQ(pool.take(*loop_, has(other)), set) << "none it prefers: any";
+  EXPECT_EQ(pool.take(*loop_, has(other)), nullptr);
+  loop_->post([a = std::move(plain), b = std::move(set)] {});
+}
+
 TEST_F(pg_async_connection_test, a_loop_without_idle_connections_gets_another_loops_moved_over) {
   // A client that connects per statement lands on each wire thread in
   // turn: were the other loop's idle connection not moved, every other
