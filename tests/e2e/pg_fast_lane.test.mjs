@@ -1414,3 +1414,39 @@ test('DEALLOCATE reaches the statements SQL PREPARE made on the server; DEALLOCA
   assert.deepEqual((await c.query({ name: 'qf_after', text, values: [3] })).rows, [{ n: 43 }]);
   await assert.rejects(c.query('EXECUTE qf_p'), (e) => e.code === '26000');
 });
+
+test('a statement waiting for a slot is listed as QUEUED, runs and is recorded under the same id, and the admin API cancels a waiting one', T, async (t) => {
+  const gw = await laneGateway(t, 24192, { maxRunningQueries: 1 });
+  const [holder, waiter, other] = [await connected(gw), await connected(gw), await connected(gw)];
+  for (const x of [holder, waiter, other]) gw.defer(() => x.end());
+  const holding = holder.query('SELECT pg_sleep(0.8)');
+  await waitFor(async () => (await gw.running(CLUSTER)) === 1, { what: 'the one slot taken' });
+  const waiting = waiter.query('SELECT pg_sleep(0.5) AS qf_waited');
+  let listed;
+  await waitFor(async () => {
+    listed = (await gw.admin('/admin/queries/running')).body.find((q) => /qf_waited/.test(q.sqlPreview));
+    return listed?.state === 'QUEUED';
+  }, { what: 'the waiting statement listed' });
+  assert.equal(listed.protocol, 'postgresWire');
+  await holding;
+  await waitFor(async () => {
+    const now = (await gw.admin('/admin/queries/running')).body.find((q) => /qf_waited/.test(q.sqlPreview));
+    return now?.state === 'RUNNING' && now.id === listed.id;
+  }, { what: 'it running under the id it waited under' });
+  await waiting;
+  assert.equal((await gw.historyRecord(listed.id)).status, 'Success');
+
+  // Cancelled by the admin API while it waits.
+  const holding2 = holder.query('SELECT pg_sleep(0.8)');
+  await waitFor(async () => (await gw.running(CLUSTER)) === 1, { what: 'the slot taken again' });
+  const doomed = other.query('SELECT 1 AS qf_doomed').then(() => null, (e) => e);
+  let queued;
+  await waitFor(async () => {
+    queued = (await gw.admin('/admin/queries/running')).body.find((q) => /qf_doomed/.test(q.sqlPreview));
+    return queued?.state === 'QUEUED';
+  }, { what: 'the doomed statement queued' });
+  assert.deepEqual((await gw.admin(`/admin/queries/${queued.id}`, { method: 'DELETE' })).body, { cancelled: queued.id });
+  assert.equal((await doomed)?.code, '57014');
+  await holding2;
+  assert.deepEqual((await other.query('SELECT 2 AS n')).rows, [{ n: 2 }]);
+});
