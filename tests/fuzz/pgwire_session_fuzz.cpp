@@ -1,9 +1,11 @@
 // Fuzzes the PostgreSQL session state machine with a driver that answers
-// every statement (some as a relayed COPY FROM STDIN): whatever the client
+// every statement (some as a relayed COPY FROM STDIN) and keeps the
+// settings its statements and startup packet give: whatever the client
 // sends, the session never crashes, never emits an unframed message, never
 // forwards a partial one to the server, and stays within the protocol.
 #include "protocols/pgwire/frontend.hpp"
 #include "protocols/pgwire/session.hpp"
+#include "protocols/sql/session_settings.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int steps = 0;
   bool accepted = false;
   bool copying = false;
+  qf::sql::session_settings settings;
+  qf::sql::mysql_variables variables;
   while (!input.empty() && !s.closing() && ++steps < 10000) {
     auto n = std::min(chunk, input.size());
     s.feed(input.substr(0, n));
@@ -55,9 +59,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (auto ev = s.next_event()) {
       if (std::holds_alternative<qf::pgwire::startup_event>(*ev)) {
         check_framing(s.take_output(), !accepted);
+        // What the driver makes of the startup packet's settings.
+        for (const auto& [name, value] : qf::sql::startup_settings(s.startup_params()))
+          settings.start_with(name, value);
         s.accept();
         accepted = true;
       } else if (auto* run = std::get_if<qf::pgwire::run_event>(&*ev)) {
+        // What the driver keeps of a statement that succeeded, and gives a
+        // connection whose settings were another's.
+        auto before = settings;
+        settings.apply(run->sql);
+        variables.apply(run->sql);
+        (void)before.prelude_from(settings);
+        (void)qf::sql::mysql_variables{}.prelude_from(variables);
         // Alternate success and failure, with and without rows.
         if (run->sql.size() % 5 == 1 && s.relayable() && s.copy_in_start()) {
           copying = true;
