@@ -178,6 +178,10 @@ public:
 
   void on_done(int64_t affected_rows) override {
     bool suspended = fast_suspended_; // it ended in the batch that hit the limit
+    if (std::exchange(stopping_, false))
+      // It ended before the cancel that stops it arrived, which may yet:
+      // on this connection's next statement, anyone's.
+      backend_->abandon();
     finish_fast("Success", {});
     if (suspended)
       session_.suspended_run_ended(affected_rows, std::nullopt);
@@ -189,6 +193,11 @@ public:
   void on_failed(const engines::engine_error& e) override {
     bool suspended = fast_suspended_;
     bool cancelled = e.kind() == engines::error_kind::cancelled;
+    if (std::exchange(stopping_, false) && cancelled) { // the client had what it read
+      finish_fast("Success", {});
+      draining_ = false;
+      return pump();
+    }
     finish_fast(cancelled ? "Cancelled" : "Failed", e.what());
     pgwire::error_fields fields{"ERROR", sqlstate_for(e), e.what(), ""};
     if (suspended)
@@ -369,13 +378,8 @@ private:
       start_in_block(std::move(ev.sql), std::move(ev.params));
       return true;
     }
-    // A portal that may suspend: the actor path holds it. A SET or RESET
-    // has no rows to suspend at (pgjdbc executes them with a limit of 1).
-    if (session_.row_limited()) {
-      auto kw = sql::leading_keyword(ev.sql);
-      if (kw != "SET" && kw != "RESET")
-        return false;
-    }
+    // An Execute with a row limit too: the run pauses at it
+    // (fast_suspended_), on the client's connection with its settings.
     return start_fast(ev.sql, ev.params);
   }
 
@@ -529,12 +533,19 @@ private:
   }
 
   /// Ends a suspended run. Inside a transaction it holds the block's
-  /// connection, so it is read to its end to get that back; otherwise it
-  /// is cancelled.
+  /// connection, so it is read to its end to get that back, and so is one
+  /// on the client's own connection (a cancel that came late would hit its
+  /// next statement there); otherwise it is cancelled, as PostgreSQL drops
+  /// a portal at Sync, and the rest read away unseen until the server says
+  /// it stopped.
   void close_suspended() {
-    if (fast_suspended_) { // in a block (only there): read to its end
+    if (fast_suspended_) {
       fast_suspended_ = false;
       draining_ = true;
+      if (!block_ && !backend_->holds_private_state()) {
+        stopping_ = true;
+        backend_->cancel();
+      }
       return resume_backend();
     }
     if (!suspended_)
@@ -583,6 +594,7 @@ private:
   bool copy_waits_for_room_ = false; // the server has copy_backlog_limit to take
   static constexpr size_t copy_backlog_limit = 1 << 20;
   bool draining_ = false;       // the suspended run read to its end, unseen
+  bool stopping_ = false;       // and cancelled: the client closed its portal outside a block
 };
 
 } // namespace

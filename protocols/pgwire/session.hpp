@@ -124,10 +124,6 @@ public:
   bool wants_rows() const {
     return row_limit_ == 0 || rows_sent_ < row_limit_;
   }
-  /// The running Execute has a row limit (it may suspend).
-  bool row_limited() const {
-    return row_limit_ > 0;
-  }
   void suspend();
   /// The run ended after suspend(), with the rows past the limit held
   /// here: the Executes to come take them, then this ending.

@@ -1450,3 +1450,37 @@ test('a statement waiting for a slot is listed as QUEUED, runs and is recorded u
   await holding2;
   assert.deepEqual((await other.query('SELECT 2 AS n')).rows, [{ n: 2 }]);
 });
+
+test("a cursor outside a block runs on the fast lane with its client's settings and state; closing it early stops the server's query", T, async (t) => {
+  const d = await direct();
+  t.after(() => d.end());
+  await d.query('CREATE SCHEMA IF NOT EXISTS qf_cursor');
+  const gw = await laneGateway(t, 24194, { poolSize: 1 });
+  // State of its own (a temporary table): its connection is the client's.
+  const a = await connected(gw);
+  gw.defer(() => a.end());
+  await a.query('CREATE TEMP TABLE qf_cur AS SELECT g FROM generate_series(1, 1000) g');
+  const mine = a.query(new Cursor('SELECT g FROM qf_cur ORDER BY g'));
+  assert.deepEqual((await mine.read(3)).map((r) => r.g), [1, 2, 3]);
+  assert.deepEqual((await mine.read(2)).map((r) => r.g), [4, 5]);
+  await mine.close();
+  assert.deepEqual((await a.query('SELECT count(*)::int AS n FROM qf_cur')).rows, [{ n: 1000 }]);
+  // A setting (replayed, nothing pinned), and a result too long to read to
+  // its end: closing the cursor cancels the server's query rather than
+  // reading the rest away.
+  const b = await connected(gw);
+  gw.defer(() => b.end());
+  await b.query('SET search_path = qf_cursor, public');
+  // generate_series() in the select list streams (in FROM it would be
+  // built whole first).
+  const long = b.query(new Cursor('SELECT current_schema() AS s, generate_series(1, 20000000) AS g'));
+  const first = await long.read(2);
+  assert.deepEqual(first, [{ s: 'qf_cursor', g: 1 }, { s: 'qf_cursor', g: 2 }]);
+  await long.close();
+  assert.deepEqual((await b.query('SELECT current_schema() AS s')).rows, [{ s: 'qf_cursor' }]);
+  // Its Describe ran it once whole (see docs/architecture.md); its Execute
+  // read a few batches before it was stopped.
+  const runs = (await gw.historyWhen({ search: '20000000' }, (h) => h.total >= 2)).queries;
+  assert.ok(runs.some((q) => q.status === 'Success' && q.rowsReturned < 20000000),
+    JSON.stringify(runs.map((q) => [q.status, q.rowsReturned])));
+});
