@@ -183,7 +183,9 @@ public:
       // on this connection's next statement, anyone's.
       backend_->abandon();
     finish_fast("Success", {});
-    if (suspended)
+    // Suspended in the batch that ended it: the portal's next Execute may
+    // have come already (suspend() read it), and it takes the ending now.
+    if (suspended && session_.awaits_execute())
       session_.suspended_run_ended(affected_rows, std::nullopt);
     else if (!std::exchange(draining_, false)) // else the client had its answer
       session_.complete(affected_rows);
@@ -200,7 +202,7 @@ public:
     }
     finish_fast(cancelled ? "Cancelled" : "Failed", e.what());
     pgwire::error_fields fields{"ERROR", sqlstate_for(e), e.what(), ""};
-    if (suspended)
+    if (suspended && session_.awaits_execute())
       session_.suspended_run_ended(-1, std::move(fields));
     else if (!std::exchange(draining_, false))
       session_.fail(fields);
@@ -528,8 +530,8 @@ private:
     statement_ = std::exchange(suspended_, nullptr);
     if (statement_)
       return pull_next();
-    // Cannot happen: the session only resumes what it suspended.
-    session_.fail({"ERROR", "XX000", "the suspended portal was lost", ""});
+    // Nothing to resume: the fast run ended in the batch that suspended it,
+    // and its ending already answered the Execute that asked (on_done).
   }
 
   /// Ends a suspended run. Inside a transaction it holds the block's

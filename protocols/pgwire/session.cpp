@@ -465,7 +465,9 @@ void server_session::handle_describe(const describe& d) {
     return;
   }
   // Columns come from running it: with the Execute that nearly always
-  // follows, the two are answered by one run.
+  // follows, the two are answered by one run; when none follows in this
+  // read, the run pauses after the RowDescription until one comes
+  // (awaiting_execute_), so the statement runs once.
   handle_execute(d.name, true, 0);
 }
 
@@ -556,7 +558,8 @@ void server_session::handle_execute(const std::string& portal_name,
   }
   extended_ = true;
   send_description_ = describe_first;
-  send_rows_ = execute_too;
+  send_rows_ = true;
+  awaiting_execute_ = !execute_too;
   state_ = state::running;
   if (local_statement(current_keyword_)) {
     if (describe_first)
@@ -627,7 +630,8 @@ void server_session::suspended_run_ended(int64_t affected_rows,
 void server_session::suspend() {
   if (state_ != state::running || wants_rows())
     return;
-  portal_suspended(out_);
+  if (!std::exchange(awaiting_execute_, false)) // a Describe's run: no Execute to answer
+    portal_suspended(out_);
   suspended_ = suspended_run{running_portal_, std::nullopt, std::nullopt};
   finish_extended();
 }
@@ -641,6 +645,7 @@ void server_session::close_suspended() {
 
 void server_session::finish_extended() {
   extended_ = false;
+  awaiting_execute_ = false;
   send_description_ = send_rows_ = true;
   result_formats_.clear();
   state_ = state::idle;
@@ -948,7 +953,7 @@ void server_session::rows(const row_batch& batch) {
   }
   if (current_columns_.empty() || !send_rows_)
     return;
-  size_t take = batch.rows();
+  size_t take = awaiting_execute_ ? 0 : batch.rows();
   if (row_limit_ > 0)
     take = std::min<size_t>(take, static_cast<size_t>(std::max<int64_t>(row_limit_ - rows_sent_, 0)));
   data_rows(out_, current_columns_, result_formats_, batch, 0, take);
@@ -966,6 +971,12 @@ void server_session::complete(int64_t affected_rows) {
     return;
   if (describing_) { // the probe ended without columns: describe none
     columns({});
+    finish_extended();
+    return;
+  }
+  if (std::exchange(awaiting_execute_, false)) {
+    // A Describe's run ended before its Execute came: kept for it.
+    suspended_ = suspended_run{running_portal_, affected_rows, std::nullopt};
     finish_extended();
     return;
   }
@@ -1086,6 +1097,7 @@ void server_session::fail(const error_fields& e) {
     finish_extended();
     return;
   }
+  awaiting_execute_ = false;
   row_limit_ = 0;
   held_ = {};
   held_from_ = 0;

@@ -122,9 +122,13 @@ public:
   /// False once an Execute's row limit is reached: the driver then stops
   /// reading and calls suspend() (unless the run is complete).
   bool wants_rows() const {
-    return row_limit_ == 0 || rows_sent_ < row_limit_;
+    return !awaiting_execute_ && (row_limit_ == 0 || rows_sent_ < row_limit_);
   }
   void suspend();
+  /// A portal's run is suspended, waiting for its next Execute.
+  bool awaits_execute() const {
+    return suspended_.has_value();
+  }
   /// The run ended after suspend(), with the rows past the limit held
   /// here: the Executes to come take them, then this ending.
   void suspended_run_ended(int64_t affected_rows, std::optional<error_fields> error);
@@ -142,7 +146,7 @@ public:
   /// simple Query, or an Execute without a row limit (with or without the
   /// Describe of its portal), not our own Describe probe.
   bool relayable() const {
-    return state_ == state::running && !describing_ && row_limit_ == 0
+    return state_ == state::running && !describing_ && !awaiting_execute_ && row_limit_ == 0
            && (!extended_ || send_rows_);
   }
   /// Whether the relayed run is an Execute, which the backend must get in
@@ -317,6 +321,10 @@ private:
   std::vector<int16_t> result_formats_;
   /// While a Describe of a statement runs its probe: the parameter types.
   std::optional<std::vector<uint32_t>> describing_;
+  /// The run of a portal's Describe with no Execute behind it yet (pg-cursor
+  /// sends each Execute later): no rows until one comes; it pauses after
+  /// the RowDescription, as a suspended portal without PortalSuspended.
+  bool awaiting_execute_ = false;
 
   // Execute with a row limit: rows past it wait in held_ for the next
   // Execute of the same portal, while the driver holds the run.

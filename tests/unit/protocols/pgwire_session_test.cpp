@@ -522,6 +522,68 @@ TEST(pgwire_session, execute_row_limits_suspend_and_resume_the_portal) {
   EXPECT_EQ(completions(out), std::vector<std::string>{"SELECT 2"});
 }
 
+TEST(pgwire_session, a_describe_without_its_execute_runs_once_and_waits_for_it) {
+  // pg-cursor: Parse, Bind, Describe, Flush; each Execute comes later.
+  auto s = started();
+  s.feed(parse_msg("", "SELECT n FROM t") + bind_msg("c1", "", {}) + describe_msg('P', "c1")
+         + tagged('H', ""));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<run_event>(*ev));
+  EXPECT_FALSE(s.relayable()) << "a relay would pass every row on now";
+  EXPECT_TRUE(s.columns({{"n", {type_id::integer}}}));
+  EXPECT_FALSE(s.wants_rows()) << "no rows before an Execute";
+  s.rows(numbers(1, 3));
+  s.suspend();
+  EXPECT_EQ(tags(s.take_output()), "12T"); // no rows, no PortalSuspended
+
+  // The Execute takes the held rows; the driver reads on from the same run.
+  s.feed(execute_msg("c1", 2) + tagged('H', ""));
+  EXPECT_FALSE(s.next_event()) << "two held rows fill the limit";
+  EXPECT_EQ(tags(s.take_output()), "DDs");
+  s.feed(execute_msg("c1", 0) + sync_msg);
+  ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<resume_event>(*ev));
+  s.rows(numbers(4, 4));
+  s.complete(-1);
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "DDCZ"); // rows 3 and 4
+  EXPECT_EQ(completions(out), std::vector<std::string>{"SELECT 2"});
+
+  // A command's Describe: NoData, and its ending waits for the Execute.
+  s.feed(parse_msg("", "INSERT INTO t VALUES (1)") + bind_msg("", "", {}) + describe_msg('P', "")
+         + tagged('H', ""));
+  ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<run_event>(*ev));
+  EXPECT_TRUE(s.columns({}));
+  s.complete(1);
+  EXPECT_EQ(tags(s.take_output()), "12n");
+  s.feed(execute_msg("", 0) + sync_msg);
+  EXPECT_FALSE(s.next_event()) << "it ran once, at the Describe";
+  out = s.take_output();
+  EXPECT_EQ(tags(out), "CZ");
+  EXPECT_EQ(completions(out), std::vector<std::string>{"INSERT 0 1"});
+}
+
+TEST(pgwire_session, an_execute_read_as_a_describe_run_pauses_takes_the_run_ending_there) {
+  // The Execute came while the Describe's run was going; the run ends in
+  // the batch that paused it.
+  auto s = started();
+  s.feed(parse_msg("", "SELECT n FROM t") + bind_msg("c1", "", {}) + describe_msg('P', "c1")
+         + tagged('H', ""));
+  ASSERT_TRUE(s.next_event());
+  EXPECT_TRUE(s.columns({{"n", {type_id::integer}}}));
+  s.feed(execute_msg("c1", 0) + sync_msg); // buffered while it runs
+  s.rows(numbers(1, 3));
+  s.suspend(); // reads the Execute: the held rows go, the driver reads on
+  EXPECT_FALSE(s.awaits_execute());
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<resume_event>(*ev));
+  s.complete(-1); // the run had ended: the driver ends the Execute with it
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "12TDDDCZ");
+  EXPECT_EQ(completions(out), std::vector<std::string>{"SELECT 3"});
+}
+
 TEST(pgwire_session, sync_outside_a_transaction_closes_a_suspended_portal) {
   auto s = started();
   s.feed(parse_msg("", "SELECT n FROM t") + bind_msg("", "", {}) + execute_msg("", 1)
