@@ -270,24 +270,7 @@ private:
   /// SETs are on it, or this one's are not): one SET gives it the client's
   /// first; a failure fails the client's statement with it.
   void give_settings() {
-    struct replay : engines::mysql_async_listener {
-      std::weak_ptr<mysql_wire_session> session;
-      explicit replay(std::weak_ptr<mysql_wire_session> s) : session(std::move(s)) {
-        // nop
-      }
-      void on_columns(std::vector<column>) override {}
-      bool on_rows(row_batch&) override {
-        return true;
-      }
-      void on_done(int64_t) override {
-        if (auto s = session.lock())
-          s->settings_given(nullptr);
-      }
-      void on_failed(const engines::engine_error& e) override {
-        if (auto s = session.lock())
-          s->settings_given(&e);
-      }
-    };
+    using replay = settings_replay<engines::mysql_async_listener, mysql_wire_session>;
     backend_->run(settings_.prelude_from(backend_->settings()), {},
                   std::make_shared<replay>(weak_from_this()));
   }

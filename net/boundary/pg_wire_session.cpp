@@ -407,24 +407,9 @@ private:
   /// Query that PostgreSQL runs as one transaction, so a failure leaves
   /// the connection as it was and fails the client's statement with it.
   void give_settings() {
-    struct replay : engines::pg_async_listener {
-      std::weak_ptr<pg_wire_session> session;
-      explicit replay(std::weak_ptr<pg_wire_session> s) : session(std::move(s)) {
-        // nop
-      }
+    struct replay : settings_replay<engines::pg_async_listener, pg_wire_session> {
+      using settings_replay::settings_replay;
       void on_notice(const engines::notice&) override {}
-      void on_columns(std::vector<column>) override {}
-      bool on_rows(row_batch&) override {
-        return true;
-      }
-      void on_done(int64_t) override {
-        if (auto s = session.lock())
-          s->settings_given(nullptr);
-      }
-      void on_failed(const engines::engine_error& e) override {
-        if (auto s = session.lock())
-          s->settings_given(&e);
-      }
       bool on_relayed(std::string_view) override {
         return true;
       }

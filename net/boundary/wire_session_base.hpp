@@ -41,8 +41,33 @@ namespace qf {
 /// How many rows a page of the actor path carries.
 inline constexpr uint32_t rows_per_page = 4096;
 
+/// What hears the replay of a session's SETs on its statement's connection
+/// (the derived give_settings()), and tells the session how it went.
+template <class Listener, class Session>
+struct settings_replay : Listener {
+  explicit settings_replay(std::weak_ptr<Session> s) : session(std::move(s)) {
+    // nop
+  }
+  void on_columns(std::vector<column>) override {}
+  bool on_rows(row_batch&) override {
+    return true;
+  }
+  void on_done(int64_t) override {
+    if (auto s = session.lock())
+      s->settings_given(nullptr);
+  }
+  void on_failed(const engines::engine_error& e) override {
+    if (auto s = session.lock())
+      s->settings_given(&e);
+  }
+  std::weak_ptr<Session> session;
+};
+
 template <class Derived, class Backend>
 class wire_session_base : public wire::handler {
+  template <class, class>
+  friend struct settings_replay;
+
   /// The SETs a session keeps and its connections are given: PostgreSQL's
   /// or MySQL's (sql::session_settings, sql::mysql_variables).
   using settings_type = std::remove_cvref_t<decltype(std::declval<Backend&>().settings())>;
