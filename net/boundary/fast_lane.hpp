@@ -45,6 +45,9 @@ struct fast_statement {
   /// the connections its next statements get, instead of pinning one.
   bool tracks = false;
   bool cancelled = false; // while its connection was opening
+  /// A cancel went to the server (PQcancel, KILL QUERY) from a helper
+  /// thread: unless the statement ended by it, it may still arrive.
+  bool cancel_sent = false;
   // A transaction block holds one slot from its first statement to its
   // last, as the actor path's pinned connection does.
   bool in_block = false;    // admitted under the block's slot

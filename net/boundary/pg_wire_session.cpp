@@ -178,10 +178,7 @@ public:
 
   void on_done(int64_t affected_rows) override {
     bool suspended = fast_suspended_; // it ended in the batch that hit the limit
-    if (std::exchange(stopping_, false))
-      // It ended before the cancel that stops it arrived, which may yet:
-      // on this connection's next statement, anyone's.
-      backend_->abandon();
+    stopping_ = false; // ended before its cancel arrived: settle_fast lets the connection go
     finish_fast("Success", {});
     // Suspended in the batch that ended it: the portal's next Execute may
     // have come already (suspend() read it), and it takes the ending now.
@@ -196,6 +193,7 @@ public:
     bool suspended = fast_suspended_;
     bool cancelled = e.kind() == engines::error_kind::cancelled;
     if (std::exchange(stopping_, false) && cancelled) { // the client had what it read
+      fast_->cancel_sent = false; // it arrived
       finish_fast("Success", {});
       draining_ = false;
       return pump();
@@ -532,6 +530,7 @@ private:
       if (!block_ && !backend_->holds_private_state()) {
         stopping_ = true;
         backend_->cancel();
+        fast_->cancel_sent = true;
       }
       return resume_backend();
     }

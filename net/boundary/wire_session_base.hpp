@@ -143,12 +143,15 @@ protected:
       if (!session || session->closed_
           || (!id.empty() && !(session->fast_ && session->fast_->id == id)))
         return;
-      if (session->statement_)
+      if (session->statement_) {
         session->statement_->cancel(false);
-      else if (session->backend_)
+      } else if (session->backend_) {
         session->backend_->cancel();
-      else if (session->fast_) // its connection is still opening
+        if (session->fast_)
+          session->fast_->cancel_sent = true;
+      } else if (session->fast_) { // its connection is still opening
         session->fast_->cancelled = true;
+      }
       if (close)
         session->conn_->close();
     });
@@ -368,6 +371,11 @@ protected:
   /// the query recorded once the answers ready now went out.
   void settle_fast(std::string status, std::string error) {
     auto& lane = *Derived::lane_of(*fast_->cluster);
+    if (backend_ && fast_->cancel_sent && status != "Cancelled"
+        && !backend_->holds_private_state())
+      // It ended before its cancel arrived, which may yet: on this
+      // connection's next statement, anyone's. The connection goes.
+      backend_->abandon();
     if (backend_ && fast_->pins)
       backend_->hold_private_state(std::move(fast_->pin));
     if (backend_ && fast_->tracks && status == "Success") {

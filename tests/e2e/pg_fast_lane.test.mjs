@@ -1491,3 +1491,36 @@ test("a cursor outside a block runs on the fast lane with its client's settings 
   await insert.close();
   assert.deepEqual((await d.query('SELECT count(*)::int AS n FROM qf_cur_effect')).rows, [{ n: 2 }]);
 });
+
+test("a cancel that reaches the server after its statement ended cannot cancel the next client's statement on that connection", T, async (t) => {
+  // The cancel's own connection to the server is held back by the proxy
+  // until the statement it was for has ended and another client's runs.
+  const proxy = await gatedProxy(24197);
+  const gw = await laneGateway(t, 24195, { endpoint: proxy.url, poolSize: 1, maxRunningQueries: 2 });
+  gw.defer(() => proxy.close());
+  const a = await connected(gw);
+  gw.defer(() => a.end());
+  await a.query('SELECT 1'); // the pooled connection, opened while the proxy lets it
+  proxy.hold();
+  const sql = 'SELECT pg_sleep(0.3) AS qf_late_cancel';
+  const first = a.query(sql);
+  let entry;
+  await waitFor(async () => {
+    entry = (await gw.admin('/admin/queries/running')).body.find?.((q) => q.sqlPreview === sql);
+    return entry;
+  }, { what: 'the first statement running' });
+  assert.equal((await gw.admin(`/admin/queries/${encodeURIComponent(entry.id)}`, { method: 'DELETE' })).status, 200);
+  await first; // ended on its own: its cancel is still held
+  await waitFor(async () => proxy.state.held.length >= 1, { what: 'the cancel held at the proxy' });
+  const b = client(gw);
+  gw.defer(() => b.end());
+  const victim = (async () => {
+    await b.connect();
+    return b.query('SELECT pg_sleep(0.8) AS qf_victim');
+  })();
+  await waitFor(async () => (await gw.admin('/admin/queries/running')).body.some?.(
+    (q) => /qf_victim/.test(q.sqlPreview)), { what: "the next client's statement" });
+  proxy.release(); // the cancel arrives now (and the victim's new connection, if it needed one)
+  const got = await victim.then((r) => r.rows, (e) => e);
+  assert.ok(!(got instanceof Error), `the next client's statement was cancelled: ${got.message}`);
+});
