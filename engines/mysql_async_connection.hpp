@@ -6,6 +6,7 @@
 // (docs/architecture.md).
 #pragma once
 
+#include "engines/client_state.hpp"
 #include "engines/engine.hpp"
 #include "engines/mysql_engine.hpp"
 #include "io/event_loop.hpp"
@@ -35,6 +36,7 @@ public:
 };
 
 class mysql_async_connection : public io::watcher,
+                               public client_state<sql::mysql_variables>,
                                public std::enable_shared_from_this<mysql_async_connection> {
 public:
   using opened
@@ -67,34 +69,9 @@ public:
   /// Connected, idle, sound and in no transaction: fit for the next
   /// statement.
   bool reusable() const;
-  /// A client left state of its own in the server's session (a temporary
-  /// table, a lock): the connection is that client's from now on, never
-  /// pooled, where the next client would see that state
-  /// (wire_session_base::keep_private_backend).
-  /// `pin`, if given, counts it against its cluster's maxPinnedSessions
-  /// for as long as it lives.
-  void hold_private_state(std::shared_ptr<void> pin = nullptr) {
-    private_state_ = true;
-    if (pin)
-      pin_ = std::move(pin);
-  }
-  bool holds_private_state() const {
-    return private_state_;
-  }
-
-  /// The variables its clients' SETs left on this connection's session
-  /// (what a client with others must replay first).
-  const sql::mysql_variables& settings() const {
-    return settings_;
-  }
-  /// Its session has these now: a client's tracked SET, or a replay of a
-  /// client's, succeeded here.
-  void settings_now(sql::mysql_variables s) {
-    settings_ = std::move(s);
-  }
   /// Reusable, and by anyone.
   bool poolable() const {
-    return reusable() && !private_state_;
+    return reusable() && !held_by_a_client();
   }
 
   /// Connected, idle and sound inside a transaction (the server's
@@ -165,9 +142,6 @@ private:
   bool in_run_ = false;
   bool paused_ = false;
   bool broken_ = false;
-  bool private_state_ = false; // see hold_private_state()
-  std::shared_ptr<void> pin_;
-  sql::mysql_variables settings_;
   std::shared_ptr<mysql_async_listener> to_;
   opened opened_;                                // while connecting
   std::shared_ptr<mysql_async_connection> self_; // while connecting

@@ -6,6 +6,7 @@
 // pooler (see docs/performance.md).
 #pragma once
 
+#include "engines/client_state.hpp"
 #include "engines/engine.hpp"
 #include "io/event_loop.hpp"
 #include "protocols/pgwire/relay.hpp"
@@ -60,6 +61,7 @@ public:
 };
 
 class pg_async_connection : public io::watcher,
+                            public client_state<sql::session_settings>,
                             public std::enable_shared_from_this<pg_async_connection> {
 public:
   using opened
@@ -133,36 +135,9 @@ public:
 
   /// Idle, connected and in no transaction: fit for the next statement.
   bool reusable() const;
-  /// A client left state of its own in the server's session (a temporary
-  /// table, a lock): the connection is that client's from now on, never
-  /// pooled, where the next client would see that state
-  /// (wire_session_base::keep_private_backend).
-  /// `pin`, if given, counts it against its cluster's maxPinnedSessions
-  /// for as long as it lives.
-  void hold_private_state(std::shared_ptr<void> pin = nullptr) {
-    private_state_ = true;
-    if (pin)
-      pin_ = std::move(pin);
-  }
-  bool holds_private_state() const {
-    return private_state_;
-  }
   /// Reusable, and by anyone.
   bool poolable() const {
-    return reusable() && !private_state_ && !setting_reported_;
-  }
-
-  /// The settings its clients' SETs left on this connection's session
-  /// (what a client with others must replay first).
-  const sql::session_settings& settings() const {
-    return settings_;
-  }
-  /// Its session has these settings now: a client's tracked SET or RESET,
-  /// or a replay of a client's, succeeded here. The setting the server
-  /// reported changing with it is accounted for.
-  void settings_now(sql::session_settings s) {
-    settings_ = std::move(s);
-    setting_reported_ = false;
+    return reusable() && !held_by_a_client();
   }
 
   /// Idle and connected inside a transaction block (or a failed one),
@@ -242,12 +217,6 @@ private:
   bool running_ = false;
   bool paused_ = false;
   bool broken_ = false;
-  bool private_state_ = false; // see hold_private_state()
-  /// The server reported a setting changed (ParameterStatus) that no
-  /// tracked SET accounts for: a function's set_config().
-  bool setting_reported_ = false;
-  sql::session_settings settings_;
-  std::shared_ptr<void> pin_;
 
   // A relay: the Query out, the answer in, read past libpq.
   bool relaying_ = false;

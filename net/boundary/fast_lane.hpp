@@ -9,7 +9,6 @@
 #include "actors/node/metrics.hpp"
 #include "actors/routing/router_chain.hpp"
 #include "io/round_clock.hpp"
-#include "protocols/sql/statements.hpp"
 
 #include <chrono>
 #include <memory>
@@ -71,7 +70,6 @@ struct fast_block {
     st.route = route;
     st.cluster = cluster;
     st.in_block = true;
-    st.pins = sql::leaves_session_state(st.sql) || sql::changes_session_setting(st.sql);
     backend = std::exchange(conn, nullptr);
     return st;
   }

@@ -232,13 +232,24 @@ protected:
       settings_.discard();
       settings_resets_ = self().session_.session_resets();
     }
-    st.tracks = settings_type::replayable(st.sql);
-    st.pins = !st.tracks
-              && (sql::leaves_session_state(st.sql) || sql::changes_session_setting(st.sql));
+    note_session_effect(st);
     params_ = std::move(params);
     node_->in_flight.fetch_add(1); // before it leaves: a drain waits for it
     take_backend();
     books_->admitted(st);
+  }
+
+  /// What the statement does to its client's server session: a SET outside
+  /// a block the session keeps and replays (tracks), or state that keeps
+  /// its connection for the client (pins). Per statement: one keyword
+  /// read tells most of them apart.
+  static void note_session_effect(fast_statement& st) {
+    auto kw = sql::leading_keyword(st.sql);
+    bool setting = kw == "SET" || kw == "RESET";
+    st.tracks = setting && !st.in_block && settings_type::replayable(st.sql);
+    st.pins = !st.tracks
+              && ((setting && sql::changes_session_setting(st.sql))
+                  || sql::leaves_session_state(st.sql));
   }
 
   /// No slot free: the statement waits in its group's queue, in order with
@@ -290,6 +301,7 @@ protected:
   void start_in_block(std::string text, engines::parameters params) {
     std::shared_ptr<Backend> conn;
     fast_ = block_->next(std::move(text), conn);
+    note_session_effect(*fast_);
     params_ = std::move(params);
     node_->in_flight.fetch_add(1);
     if (fast_->pins && !conn->holds_private_state() && !pin(*fast_))

@@ -5,6 +5,7 @@
 #include "protocols/mysqlwire/session.hpp"
 
 #include "protocols/sql/placeholders.hpp"
+#include "protocols/sql/session_settings.hpp"
 #include "protocols/sql/statements.hpp"
 
 #include <algorithm>
@@ -89,23 +90,12 @@ std::string variable_value(std::string_view name, const std::string& server_vers
 /// The value SET gives autocommit for this session, if it sets it:
 /// "autocommit = 0", "@@session.autocommit=OFF", "SESSION autocommit=1"...
 std::optional<bool> autocommit_assignment(std::string_view set_body) {
-  size_t start = 0;
   std::optional<bool> value;
-  while (start <= set_body.size()) {
-    auto comma = set_body.find(',', start);
-    auto item = lower(trim(set_body.substr(
-      start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
-    start = comma == std::string_view::npos ? set_body.size() + 1 : comma + 1;
-    auto eq = item.find('=');
-    if (eq == std::string::npos)
-      continue;
-    std::string_view name = trim(std::string_view{item}.substr(0, eq));
-    for (std::string_view prefix : {"session ", "local ", "@@session.", "@@local.", "@@"})
-      if (name.rfind(prefix, 0) == 0)
-        name = trim(name.substr(prefix.size()));
+  for (auto item : sql::mysql_assignments(set_body)) {
+    auto [name, raw] = sql::mysql_assignment(item);
     if (name != "autocommit")
       continue;
-    auto v = trim(std::string_view{item}.substr(eq + 1));
+    auto v = lower(raw);
     if (v == "0" || v == "off" || v == "false")
       value = false;
     else if (v == "1" || v == "on" || v == "true")
@@ -119,24 +109,12 @@ std::optional<bool> autocommit_assignment(std::string_view set_body) {
 /// the client's), such as time_zone, sql_mode or the session's isolation
 /// level.
 bool sets_server_variable(std::string_view set_body) {
-  auto body = lower(trim(set_body));
-  if (body.rfind("session transaction", 0) == 0)
+  if (lower(trim(set_body)).rfind("session transaction", 0) == 0)
     return true;
-  size_t start = 0;
-  while (start <= body.size()) {
-    auto comma = body.find(',', start);
-    auto item = trim(std::string_view{body}.substr(
-      start, comma == std::string::npos ? std::string::npos : comma - start));
-    start = comma == std::string::npos ? body.size() + 1 : comma + 1;
-    auto eq = item.find('=');
-    if (eq == std::string_view::npos)
-      continue; // NAMES x, CHARACTER SET x, or part of a quoted value
-    auto name = trim(item.substr(0, eq));
-    for (std::string_view prefix : {"session ", "local ", "@@session.", "@@local.", "@@"})
-      if (name.rfind(prefix, 0) == 0)
-        name = trim(name.substr(prefix.size()));
-    if (name != "autocommit" && name.rfind("character_set_", 0) != 0
-        && name.rfind("collation_", 0) != 0 && name != "names")
+  for (auto item : sql::mysql_assignments(set_body)) {
+    auto name = sql::mysql_assignment(item).first; // none: NAMES x, CHARACTER SET x
+    if (!name.empty() && name != "autocommit" && name.rfind("character_set_", 0) != 0
+        && name.rfind("collation_", 0) != 0)
       return true;
   }
   return false;

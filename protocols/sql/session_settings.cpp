@@ -57,54 +57,6 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-/// The assignments of a MySQL SET, split at the commas outside quotes and
-/// parentheses.
-std::vector<std::string_view> assignments(std::string_view body) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  int depth = 0;
-  for (size_t i = 0; i < body.size(); ++i) {
-    char c = body[i];
-    if (c == '\'' || c == '"' || c == '`') {
-      for (++i; i < body.size() && body[i] != c; ++i)
-        if (body[i] == '\\')
-          ++i;
-    } else if (c == '(') {
-      ++depth;
-    } else if (c == ')') {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      out.push_back(trim(body.substr(start, i - start)));
-      start = i + 1;
-    }
-  }
-  out.push_back(trim(body.substr(start)));
-  return out;
-}
-
-/// The session variable an assignment sets ("time_zone" of "@@SESSION.
-/// time_zone = 'UTC'") and its value, or an empty name when it is not one
-/// to replay.
-std::pair<std::string, std::string_view> mysql_assignment(std::string_view item) {
-  auto eq = item.find('=');
-  if (eq == std::string_view::npos || eq == 0)
-    return {};
-  auto target = trim(item.substr(0, eq));
-  if (!target.empty() && target.back() == ':') // :=
-    target = trim(target.substr(0, target.size() - 1));
-  auto value = trim(item.substr(eq + 1));
-  auto name = lower(target);
-  for (std::string_view prefix : {"session ", "local ", "@@session.", "@@local.", "@@"})
-    if (name.rfind(prefix, 0) == 0)
-      name = std::string{trim(std::string_view{name}.substr(prefix.size()))};
-  bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_';
-  });
-  if (!plain || value.empty() || value.find('@') != std::string_view::npos)
-    return {};
-  return {name, value};
-}
-
 /// The default a SET SESSION CHARACTERISTICS AS TRANSACTION sets (pgjdbc's
 /// setTransactionIsolation sends one), when it sets one only.
 std::string characteristic(std::string_view rest) {
@@ -136,18 +88,61 @@ bool differs(const std::pair<std::string, std::string>& entry, const entry_list&
 
 } // namespace
 
+std::vector<std::string_view> mysql_assignments(std::string_view body) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  int depth = 0;
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (c == '\'' || c == '"' || c == '`') {
+      for (++i; i < body.size() && body[i] != c; ++i)
+        if (body[i] == '\\')
+          ++i;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out.push_back(trim(body.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  out.push_back(trim(body.substr(start)));
+  return out;
+}
+
+std::pair<std::string, std::string_view> mysql_assignment(std::string_view item) {
+  auto eq = item.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return {};
+  auto target = trim(item.substr(0, eq));
+  if (!target.empty() && target.back() == ':') // :=
+    target = trim(target.substr(0, target.size() - 1));
+  auto name = lower(target);
+  for (std::string_view prefix : {"session ", "local ", "@@session.", "@@local.", "@@"})
+    if (name.rfind(prefix, 0) == 0)
+      name = std::string{trim(std::string_view{name}.substr(prefix.size()))};
+  return {name, trim(item.substr(eq + 1))};
+}
+
 bool mysql_variables::replayable(std::string_view statement) {
   if (leading_keyword(statement) != "SET")
     return false;
-  auto items = assignments(after_leading_keyword(statement));
-  return std::all_of(items.begin(), items.end(),
-                     [](auto item) { return !mysql_assignment(item).first.empty(); });
+  auto items = mysql_assignments(after_leading_keyword(statement));
+  return std::all_of(items.begin(), items.end(), [](auto item) {
+    auto [name, value] = mysql_assignment(item);
+    // A value reading a variable would read the connection's on replay.
+    return !name.empty()
+           && std::all_of(name.begin(), name.end(),
+                          [](unsigned char c) { return std::isalnum(c) || c == '_'; })
+           && !value.empty() && value.find('@') == std::string_view::npos;
+  });
 }
 
 void mysql_variables::apply(std::string_view statement) {
   if (!replayable(statement))
     return;
-  for (auto item : assignments(after_leading_keyword(statement))) {
+  for (auto item : mysql_assignments(after_leading_keyword(statement))) {
     auto assignment = mysql_assignment(item);
     const auto& name = assignment.first;
     auto text = name + " = " + std::string{assignment.second};

@@ -77,6 +77,15 @@ private:
   std::vector<std::pair<std::string, std::string>> startup_; // start_with()'s
 };
 
+/// A MySQL SET's assignments ("a = 1, SESSION b = 'x,y'"), split at the
+/// commas outside quotes and parentheses, each trimmed.
+std::vector<std::string_view> mysql_assignments(std::string_view set_body);
+
+/// An assignment's variable, lowercased and without SESSION, LOCAL,
+/// @@SESSION., @@LOCAL. or @@ ("time_zone" of "@@SESSION.time_zone :=
+/// 'UTC'"), and its value; an empty name when it assigns nothing.
+std::pair<std::string, std::string_view> mysql_assignment(std::string_view item);
+
 /// The same for MySQL: the session variables a client SET (`SET time_zone
 /// = '+09:00', SESSION sql_mode = 'ANSI'`), each with its assignment,
 /// given to a connection as one SET (`name = DEFAULT`, the global value,

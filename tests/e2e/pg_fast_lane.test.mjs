@@ -23,7 +23,7 @@ const CLUSTER = 'pg';
 /// A gateway with one all-postgres group, its admin API on `base` and the
 /// PostgreSQL wire frontend on base + 1 (no Trino frontend: ports are few).
 /// `twins`: a second member on the same server, taking turns with the first.
-async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpoint = PG_URL, wire = {}, twins = false, cluster = {} } = {}) {
+async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpoint = PG_URL, wire = {}, twins = false, cluster = {}, group = {} } = {}) {
   const members = twins ? [CLUSTER, `${CLUSTER}2`] : [CLUSTER];
   const cfg = config({
     trinoPort: undefined,
@@ -31,7 +31,7 @@ async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpo
     clusters: Object.fromEntries(members.map(
       (name) => [name, { engine: 'postgres', endpoint, maxRunningQueries, poolSize, ...cluster }])),
     clusterGroups: {
-      [GROUP]: { members, maxRunningQueries, maxQueuedQueries: 100, strategy: { type: 'roundRobin' } },
+      [GROUP]: { members, maxRunningQueries, maxQueuedQueries: 100, strategy: { type: 'roundRobin' }, ...group },
     },
     routingFallback: GROUP,
   });
@@ -1523,4 +1523,42 @@ test("a cancel that reaches the server after its statement ended cannot cancel t
   proxy.release(); // the cancel arrives now (and the victim's new connection, if it needed one)
   const got = await victim.then((r) => r.rows, (e) => e);
   assert.ok(!(got instanceof Error), `the next client's statement was cancelled: ${got.message}`);
+});
+
+test("a replay the server refuses fails that client's statement only; the connection serves others, and DISCARD ALL lets the client go on", T, async (t) => {
+  const d = await direct();
+  t.after(() => d.end());
+  await d.query('DO $$ BEGIN CREATE ROLE qf_gone_role; EXCEPTION WHEN duplicate_object THEN NULL; END $$');
+  // One connection for both: each statement needs the other's settings undone.
+  const gw = await laneGateway(t, 24198, { poolSize: 1, maxRunningQueries: 1 });
+  const [a, b] = [await connected(gw), await connected(gw)];
+  for (const x of [a, b]) gw.defer(() => x.end());
+  await a.query('SET ROLE qf_gone_role');
+  assert.equal((await a.query('SELECT current_user AS u')).rows[0].u, 'qf_gone_role');
+  assert.equal((await b.query('SELECT current_user AS u')).rows[0].u, 'postgres');
+  await d.query('DROP ROLE qf_gone_role');
+  await assert.rejects(a.query('SELECT 1 AS qf_replay_refused'),
+    (e) => e.code === '22023' && /qf_gone_role/.test(e.message));
+  assert.equal((await b.query('SELECT current_user AS u')).rows[0].u, 'postgres');
+  const rec = (await gw.historyWhen({ search: 'qf_replay_refused' })).queries[0];
+  assert.equal(rec.status, 'Failed');
+  await a.query('DISCARD ALL');
+  assert.equal((await a.query('SELECT current_user AS u')).rows[0].u, 'postgres');
+});
+
+test('a full queue (53300) and a wait past capacityWaitTimeoutSecs (53400) each have their SQLSTATE on the fast lane', T, async (t) => {
+  const gw = await laneGateway(t, 24208, { maxRunningQueries: 1, group: { maxQueuedQueries: 1, capacityWaitTimeoutSecs: 1 } });
+  const [holder, waiter, third] = [await connected(gw), await connected(gw), await connected(gw)];
+  for (const x of [holder, waiter, third]) gw.defer(() => x.end());
+  const holding = holder.query('SELECT pg_sleep(2)');
+  await waitFor(async () => (await gw.running(CLUSTER)) === 1, { what: 'the one slot taken' });
+  const waiting = waiter.query('SELECT 1 AS qf_timed_out').then(() => null, (e) => e);
+  await waitFor(async () => (await gw.admin('/admin/queries/running')).body.some?.(
+    (q) => q.state === 'QUEUED'), { what: 'one waiting' });
+  await assert.rejects(third.query('SELECT 2'), (e) => e.code === '53300' && /queue is full/.test(e.message));
+  const timedOut = await waiting;
+  assert.equal(timedOut?.code, '53400', timedOut?.message);
+  await holding;
+  assert.deepEqual((await waiter.query('SELECT 3 AS n')).rows, [{ n: 3 }]);
+  assert.equal((await gw.historyWhen({ search: 'qf_timed_out' })).queries[0].status, 'Failed');
 });
