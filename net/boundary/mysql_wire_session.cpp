@@ -261,7 +261,7 @@ private:
 
   void start_backend(std::shared_ptr<engines::mysql_async_connection> conn) {
     backend_ = std::move(conn);
-    if (!fast_->in_block && backend_->settings() != settings_)
+    if (needs_replay(*backend_))
       return give_settings();
     backend_->run(fast_->sql, params_, shared_from_this());
   }
@@ -271,7 +271,7 @@ private:
   /// first; a failure fails the client's statement with it.
   void give_settings() {
     using replay = settings_replay<engines::mysql_async_listener, mysql_wire_session>;
-    backend_->run(settings_.prelude_from(backend_->settings()), {},
+    backend_->run(giving_.prelude_from(backend_->settings()), {},
                   std::make_shared<replay>(weak_from_this()));
   }
 

@@ -388,7 +388,7 @@ private:
   /// the client reads, as pgbouncer passes them on.
   void start_backend(std::shared_ptr<engines::pg_async_connection> conn) {
     backend_ = std::move(conn);
-    if (!fast_->in_block && backend_->settings() != settings_)
+    if (needs_replay(*backend_))
       return give_settings();
     if (!session_.relayable() || !backend_->relay_capable())
       backend_->run(fast_->sql, params_, shared_from_this());
@@ -413,7 +413,7 @@ private:
       }
       void on_relay_done(int64_t, const engines::engine_error*) override {}
     };
-    backend_->run(settings_.prelude_from(backend_->settings()), {},
+    backend_->run(giving_.prelude_from(backend_->settings()), {},
                   std::make_shared<replay>(weak_from_this()));
   }
 

@@ -351,8 +351,22 @@ protected:
       return;
     if (error)
       return self().on_failed(*error);
-    backend_->settings_now(settings_);
+    backend_->settings_now(std::move(giving_));
     self().start_backend(std::exchange(backend_, nullptr));
+  }
+
+  /// Whether the statement's connection is to be given this session's
+  /// settings first (the derived give_settings() replays giving_). For a
+  /// SET or RESET the session keeps, they are the settings as they will be
+  /// after it: a client whose replay fails (a role dropped since it SET
+  /// it) gets out with RESET ROLE.
+  bool needs_replay(const Backend& conn) {
+    if (fast_->in_block || conn.settings() == settings_)
+      return false;
+    giving_ = settings_;
+    if (fast_->tracks)
+      giving_.apply(fast_->sql);
+    return conn.settings() != giving_;
   }
 
   /// A statement about to keep a connection for its client takes one of
@@ -391,7 +405,7 @@ protected:
     if (backend_ && fast_->pins)
       backend_->hold_private_state(std::move(fast_->pin));
     if (backend_ && fast_->tracks && status == "Success") {
-      auto server = backend_->settings(); // the client's, given before it ran
+      auto server = backend_->settings(); // what the replay gave it, if one ran
       server.apply_on_server(fast_->sql);
       settings_.apply(fast_->sql);
       backend_->settings_now(std::move(server));
@@ -565,6 +579,7 @@ protected:
   std::optional<fast_statement> fast_;
   /// Its SETs, given to each connection its statements get.
   settings_type settings_;
+  settings_type giving_; // needs_replay()'s, until the replay ends
   uint64_t settings_resets_ = 0;
   std::shared_ptr<fast_lane_books> books_;
   std::shared_ptr<Backend> private_backend_; // see keep_private_backend()

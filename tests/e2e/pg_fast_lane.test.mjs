@@ -1525,7 +1525,7 @@ test("a cancel that reaches the server after its statement ended cannot cancel t
   assert.ok(!(got instanceof Error), `the next client's statement was cancelled: ${got.message}`);
 });
 
-test("a replay the server refuses fails that client's statement only; the connection serves others, and DISCARD ALL lets the client go on", T, async (t) => {
+test("a replay the server refuses fails that client's statement only; the connection serves others, and RESET ROLE or DISCARD ALL lets the client go on", T, async (t) => {
   const d = await direct();
   t.after(() => d.end());
   await d.query('DO $$ BEGIN CREATE ROLE qf_gone_role; EXCEPTION WHEN duplicate_object THEN NULL; END $$');
@@ -1542,6 +1542,16 @@ test("a replay the server refuses fails that client's statement only; the connec
   assert.equal((await b.query('SELECT current_user AS u')).rows[0].u, 'postgres');
   const rec = (await gw.historyWhen({ search: 'qf_replay_refused' })).queries[0];
   assert.equal(rec.status, 'Failed');
+  // The RESET is given with the replay: what is replayed is the client's
+  // settings as they will be after it, without the dropped role.
+  await a.query('RESET ROLE');
+  assert.equal((await a.query('SELECT current_user AS u')).rows[0].u, 'postgres');
+  assert.equal((await b.query('SELECT current_user AS u')).rows[0].u, 'postgres');
+  await d.query('CREATE ROLE qf_gone_role');
+  await a.query('SET ROLE qf_gone_role');
+  await b.query('SELECT 1'); // the connection has b's settings again
+  await d.query('DROP ROLE qf_gone_role');
+  await assert.rejects(a.query('SELECT 2'), (e) => e.code === '22023');
   await a.query('DISCARD ALL');
   assert.equal((await a.query('SELECT current_user AS u')).rows[0].u, 'postgres');
 });
