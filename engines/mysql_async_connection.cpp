@@ -114,6 +114,8 @@ void mysql_async_connection::advance(int ready) {
       return query_step(ready);
     case step::fetching:
       return fetch_step(ready);
+    case step::next_result:
+      return next_result_step(ready);
     case step::idle:
       return;
   }
@@ -186,7 +188,7 @@ void mysql_async_connection::query_done(int err) {
   if (!result_) {
     if (mysql_field_count(conn_) != 0)
       return fail(mysql_failure(conn_));
-    return finish(static_cast<int64_t>(mysql_affected_rows(conn_)));
+    return result_done(static_cast<int64_t>(mysql_affected_rows(conn_)));
   }
   width_ = mysql_num_fields(result_);
   auto* fields = mysql_fetch_fields(result_);
@@ -225,7 +227,7 @@ void mysql_async_connection::fetch_step(int ready) {
         return fail(mysql_failure(conn_));
       deliver_rows();
       if (step_ == step::fetching)
-        finish(-1);
+        result_done(-1);
       return;
     }
     auto* lengths = mysql_fetch_lengths(result_);
@@ -241,6 +243,31 @@ void mysql_async_connection::fetch_step(int ready) {
         return;
     }
   }
+}
+
+void mysql_async_connection::result_done(int64_t affected) {
+  if (!mysql_more_results(conn_))
+    return finish(affected);
+  if (!to_) { // abandoned: the rest is not read
+    broken_ = true;
+    return end_run();
+  }
+  if (result_)
+    mysql_free_result(std::exchange(result_, nullptr)); // read to its end: no wait
+  report(to_, [affected](mysql_async_listener& l) { l.on_result_end(affected); });
+  step_ = step::next_result;
+  next_result_step(0);
+}
+
+void mysql_async_connection::next_result_step(int ready) {
+  int ret = 0;
+  int status = ready == 0 ? mysql_next_result_start(&ret, conn_)
+                          : mysql_next_result_cont(&ret, conn_, ready);
+  if (must_wait(status))
+    return;
+  if (ret > 0)
+    return fail(mysql_failure(conn_));
+  query_done(0); // the next result begins as a statement's first does
 }
 
 void mysql_async_connection::deliver_rows() {

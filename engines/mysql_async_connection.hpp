@@ -30,6 +30,10 @@ public:
   virtual void on_columns(std::vector<column> cols) = 0;
   /// Some rows; return false to pause reading until resume().
   virtual bool on_rows(row_batch& rows) = 0;
+  /// One of the run's results ended and another follows (a CALL's:
+  /// each result set of its procedure, then its status); affected_rows
+  /// for a result without rows. on_columns() begins the next with rows.
+  virtual void on_result_end(int64_t affected_rows) = 0;
   /// The run ended; affected_rows for a statement without a result.
   virtual void on_done(int64_t affected_rows) = 0;
   virtual void on_failed(const engine_error& e) = 0;
@@ -105,7 +109,7 @@ public:
   mysql_async_connection(st_mysql* conn, mysql_target target, io::event_loop& on);
 
 private:
-  enum class step { connecting, querying, fetching, idle };
+  enum class step { connecting, querying, fetching, next_result, idle };
 
   /// Goes on with the current step, given what the socket is ready for.
   void advance(int ready);
@@ -114,6 +118,9 @@ private:
   /// The query went out and its answer began: columns or a count.
   void query_done(int err);
   void fetch_step(int ready);
+  /// A result was read to its end: the next one, or the run's end.
+  void result_done(int64_t affected);
+  void next_result_step(int ready);
   /// A _start/_cont call returned `status`: wait for the socket, or
   /// false when the call completed.
   bool must_wait(int status);

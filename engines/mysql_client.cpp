@@ -26,6 +26,19 @@ error_kind classify(unsigned code) {
 
 } // namespace
 
+bool mysql_skip_further_results(MYSQL* conn) {
+  while (mysql_more_results(conn)) {
+    if (mysql_next_result(conn) > 0)
+      return false;
+    if (auto* res = mysql_use_result(conn)) {
+      while (mysql_fetch_row(res)) {
+      }
+      mysql_free_result(res);
+    }
+  }
+  return true;
+}
+
 sql_type mysql_column_type(const MYSQL_FIELD& f) {
   bool is_unsigned = (f.flags & UNSIGNED_FLAG) != 0;
   auto fraction = static_cast<uint8_t>(f.decimals <= 6 ? f.decimals : 0);

@@ -23,6 +23,12 @@ MYSQL* mysql_connect_blocking(const mysql_target& t, std::string& why);
 /// statement, since its protocol has no out-of-band cancel. Blocking.
 void mysql_kill_query(const mysql_target& t, unsigned long thread_id);
 
+/// After a statement's first result, the further ones (a CALL's: its
+/// procedure's other result sets, then its status) read and dropped, so
+/// that the connection is ready for its next statement instead of
+/// "Commands out of sync". False at an error among them (mysql_failure()).
+bool mysql_skip_further_results(MYSQL* conn);
+
 /// Our type for a result column.
 sql_type mysql_column_type(const MYSQL_FIELD& f);
 

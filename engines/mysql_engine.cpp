@@ -23,6 +23,8 @@ public:
     if (!res_) {
       affected_ = static_cast<int64_t>(mysql_affected_rows(conn_));
       done_ = true;
+      if (!mysql_skip_further_results(conn_))
+        throw mysql_failure(conn_);
       return;
     }
     auto n = mysql_num_fields(res_);
@@ -38,6 +40,8 @@ public:
     if (!done_)
       kill_();
     mysql_free_result(res_);
+    if (!done_)
+      mysql_skip_further_results(conn_); // killed: their errors are for nobody
   }
 
   bool fetch(row_batch& out, size_t max_rows) override {
@@ -46,7 +50,9 @@ public:
       auto row = mysql_fetch_row(res_);
       if (!row) {
         done_ = true;
-        if (mysql_errno(conn_) != 0)
+        // The actor path passes a statement's first result on, and drops a
+        // CALL's others.
+        if (mysql_errno(conn_) != 0 || !mysql_skip_further_results(conn_))
           throw mysql_failure(conn_);
         break;
       }

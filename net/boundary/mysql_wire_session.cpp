@@ -119,6 +119,10 @@ public:
     return stream_on();
   }
 
+  void on_result_end(int64_t affected_rows) override {
+    session_.result_ends(affected_rows);
+  }
+
   void on_done(int64_t affected_rows) override {
     finish_fast("Success", {});
     session_.server_in_transaction(block_.has_value());
@@ -270,7 +274,10 @@ private:
   /// SETs are on it, or this one's are not): one SET gives it the client's
   /// first; a failure fails the client's statement with it.
   void give_settings() {
-    using replay = settings_replay<engines::mysql_async_listener, mysql_wire_session>;
+    struct replay : settings_replay<engines::mysql_async_listener, mysql_wire_session> {
+      using settings_replay::settings_replay;
+      void on_result_end(int64_t) override {}
+    };
     backend_->run(giving_.prelude_from(backend_->settings()), {},
                   std::make_shared<replay>(weak_from_this()));
   }

@@ -19,11 +19,12 @@ namespace {
 
 constexpr uint16_t status_in_trans = 1;
 constexpr uint16_t status_autocommit = 2;
+constexpr uint16_t status_more_results_exist = 8;
 
 constexpr uint32_t offered_capabilities
   = client_long_password | client_found_rows | client_long_flag
     | client_connect_with_db | client_protocol_41 | client_transactions
-    | client_secure_connection | client_multi_results | client_plugin_auth
+    | client_secure_connection | client_multi_statements | client_multi_results | client_plugin_auth
     | client_connect_attrs | client_plugin_auth_lenenc;
 
 constexpr std::string_view native_plugin = "mysql_native_password";
@@ -251,8 +252,7 @@ void server_session::handle_command(const packet& p) {
   } else if (std::holds_alternative<com_field_list>(*cmd)) {
     send(eof_packet(status(), 0)); // no column metadata here
   } else if (auto* q = std::get_if<com_query>(&*cmd)) {
-    if (!answer_locally(q->sql))
-      start(q->sql, {}, false);
+    query(std::move(q->sql));
   } else if (auto* prep = std::get_if<com_stmt_prepare>(&*cmd)) {
     prepare(prep->sql);
   } else if (auto* exec = std::get_if<com_stmt_execute>(&*cmd)) {
@@ -280,6 +280,39 @@ void server_session::handle_command(const packet& p) {
     }
   } else {
     send(err_packet(1047, "08S01", "unknown command"));
+  }
+}
+
+/// COM_QUERY. A client that asked for CLIENT_MULTI_STATEMENTS may send a
+/// script: its statements run in order, each answered with its own result
+/// (all but the last flagged SERVER_MORE_RESULTS_EXISTS), up to the first
+/// that fails, as MySQL does. Else the script is one statement, which the
+/// engine refuses as MySQL would.
+void server_session::query(std::string sql) {
+  if ((client_capabilities_ & client_multi_statements) != 0) {
+    std::vector<std::string_view> statements;
+    sql::split_mysql_statements(sql, statements);
+    if (statements.size() > 1) {
+      script_.assign(statements.begin() + 1, statements.end());
+      sql = std::string{statements.front()};
+    }
+  }
+  run_statement(std::move(sql));
+  run_rest_of_script();
+}
+
+void server_session::run_statement(std::string sql) {
+  if (!answer_locally(sql))
+    start(std::move(sql), {}, false);
+}
+
+/// The script's next statements, while each is answered at once (here)
+/// or ended (end_statement).
+void server_session::run_rest_of_script() {
+  while (state_ == state::idle && !script_.empty()) {
+    auto sql = std::move(script_.front());
+    script_.pop_front();
+    run_statement(std::move(sql));
   }
 }
 
@@ -359,7 +392,8 @@ void server_session::change_user(com_change_user c) {
 
 uint16_t server_session::status() const {
   return static_cast<uint16_t>((autocommit_ ? status_autocommit : 0)
-                               | (block_open_ ? status_in_trans : 0));
+                               | (block_open_ ? status_in_trans : 0)
+                               | (script_.empty() && !more_results_ ? 0 : status_more_results_exist));
 }
 
 void server_session::after_statement(bool ok) {
@@ -572,6 +606,16 @@ void server_session::rows(const row_batch& batch) {
                       : text_row(current_columns_, batch, r));
 }
 
+void server_session::result_ends(int64_t affected_rows) {
+  if (state_ != state::running || after_begin_)
+    return;
+  more_results_ = true;
+  end_result(affected_rows);
+  more_results_ = false;
+  current_columns_.clear();
+  dml_count_.reset();
+}
+
 void server_session::complete(int64_t affected_rows) {
   if (state_ != state::running)
     return;
@@ -582,12 +626,17 @@ void server_session::complete(int64_t affected_rows) {
     current_step_ = sql::transaction_step::inside;
     return;
   }
+  end_result(affected_rows);
+  end_statement();
+}
+
+/// A result set's closing EOF, or a command's OK.
+void server_session::end_result(int64_t affected_rows) {
   auto affected = dml_count_ ? *dml_count_ : affected_rows;
   if (current_columns_.empty())
     send(ok_packet(static_cast<uint64_t>(std::max<int64_t>(affected, 0)), 0, status(), 0));
   else
     send(eof_packet(status(), 0));
-  end_statement();
 }
 
 void server_session::end_statement() {
@@ -595,6 +644,7 @@ void server_session::end_statement() {
   dml_count_.reset();
   binary_rows_ = false;
   state_ = state::idle;
+  run_rest_of_script();
   process(); // commands that arrived meanwhile
 }
 
@@ -603,6 +653,7 @@ void server_session::fail(const error_info& e) {
     return;
   after_statement(false);
   after_begin_.reset(); // the client's statement never ran: this is its answer
+  script_.clear();      // nor do those after it
   send(err_packet(e.code, e.sqlstate, e.message));
   end_statement();
 }

@@ -9,6 +9,7 @@
 #include "protocols/mysqlwire/packets.hpp"
 #include "protocols/sql/transactions.hpp"
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -110,6 +111,10 @@ public:
   void reject(const error_info& e);
   void columns(const std::vector<column>& cols);
   void rows(const row_batch& batch);
+  /// One result of the statement ended and another follows (a CALL's
+  /// result sets, then its status): it ends flagged
+  /// SERVER_MORE_RESULTS_EXISTS; columns() opens the next with rows.
+  void result_ends(int64_t affected_rows);
   void complete(int64_t affected_rows);
   void fail(const error_info& e);
   /// Before complete() or fail(), where the driver read the server's status
@@ -132,9 +137,13 @@ private:
   void send(std::string_view payload);
   void send_columns(const std::vector<column>& cols);
   void send_result(const std::vector<column>& cols, const row_batch& rows);
+  void end_result(int64_t affected_rows);
   void end_statement();
   void prepare(const std::string& sql);
   void execute(const com_stmt_execute& cmd);
+  void query(std::string sql);
+  void run_statement(std::string sql);
+  void run_rest_of_script();
   void start(std::string sql, std::vector<std::optional<std::string>> params,
              bool binary);
   /// SET autocommit: kept here, as the backend connections are shared.
@@ -164,6 +173,9 @@ private:
   std::string user_;
   std::string database_;
   bool changing_user_ = false; // the login under way is a COM_CHANGE_USER
+  /// The statements of a multi-statement COM_QUERY not run yet.
+  std::deque<std::string> script_;
+  bool more_results_ = false; // of the statement: result_ends() is answering
   std::vector<column> current_columns_;
   std::string current_sql_;
   std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row

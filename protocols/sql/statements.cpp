@@ -91,6 +91,101 @@ void split_statements(std::string_view script, std::vector<std::string_view>& ou
   flush(script.size());
 }
 
+namespace {
+
+/// Index just past MySQL's quoted run from i: a backslash escapes the next
+/// character in strings, not in `identifiers`; a doubled quote escapes it.
+size_t skip_mysql_quoted(std::string_view s, size_t i, char quote) {
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '\\' && quote != '`')
+      ++i;
+    else if (s[i] == quote && i + 1 < s.size() && s[i + 1] == quote)
+      ++i;
+    else if (s[i] == quote)
+      return i + 1;
+  }
+  return s.size();
+}
+
+/// MySQL's "--" starts a comment only when whitespace (or the end) follows.
+bool mysql_line_comment_at(std::string_view s, size_t i) {
+  if (s[i] == '#')
+    return true;
+  return s.substr(i, 2) == "--" && (i + 2 == s.size() || is_space(s[i + 2]));
+}
+
+/// Index past whitespace and MySQL's comments from i.
+size_t skip_mysql_noise(std::string_view s, size_t i) {
+  while (i < s.size()) {
+    if (is_space(s[i])) {
+      ++i;
+    } else if (mysql_line_comment_at(s, i)) {
+      auto nl = s.find('\n', i);
+      i = nl == std::string_view::npos ? s.size() : nl + 1;
+    } else if (s.substr(i, 2) == "/*") {
+      auto end = s.find("*/", i + 2);
+      i = end == std::string_view::npos ? s.size() : end + 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+/// CREATE [OR REPLACE] [DEFINER = ...] [AGGREGATE] PROCEDURE | FUNCTION |
+/// TRIGGER | EVENT: its body may hold semicolons.
+bool defines_routine(std::string_view statement) {
+  statement.remove_prefix(skip_mysql_noise(statement, 0)); // a # comment too
+  if (leading_keyword(statement) != "CREATE")
+    return false;
+  auto rest = after_leading_keyword(statement);
+  for (int words = 0; words < 8 && !rest.empty(); ++words) {
+    auto word = leading_keyword(rest);
+    if (word == "PROCEDURE" || word == "FUNCTION" || word == "TRIGGER" || word == "EVENT")
+      return true;
+    if (word == "TABLE" || word == "VIEW" || word == "INDEX" || word == "DATABASE"
+        || word == "SCHEMA" || word == "USER" || word == "TEMPORARY" || word == "UNIQUE")
+      return false;
+    // DEFINER = `u`@`h`, OR REPLACE, AGGREGATE, SQL SECURITY ...: skip a token
+    size_t i = 0;
+    while (i < rest.size() && !is_space(rest[i]))
+      i = rest[i] == '`' || rest[i] == '\'' || rest[i] == '"'
+            ? skip_mysql_quoted(rest, i, rest[i])
+            : i + 1;
+    rest = rest.substr(skip_noise(rest, i));
+  }
+  return false;
+}
+
+} // namespace
+
+void split_mysql_statements(std::string_view script, std::vector<std::string_view>& out) {
+  out.clear();
+  size_t start = 0;
+  auto flush = [&](size_t end) {
+    auto stmt = script.substr(start, end - start);
+    if (skip_mysql_noise(stmt, 0) < stmt.size())
+      out.push_back(stmt);
+  };
+  size_t i = 0;
+  while (i < script.size()) {
+    char c = script[i];
+    if (c == '\'' || c == '"' || c == '`') {
+      i = skip_mysql_quoted(script, i, c);
+    } else if (mysql_line_comment_at(script, i) || script.substr(i, 2) == "/*") {
+      i = skip_mysql_noise(script, i);
+    } else if (c == ';') {
+      if (defines_routine(script.substr(start, i - start)))
+        break; // its body goes on past this semicolon
+      flush(i);
+      start = ++i;
+    } else {
+      ++i;
+    }
+  }
+  flush(script.size());
+}
+
 std::string leading_keywords(std::string_view statement, size_t count) {
   std::string out;
   size_t i = 0;

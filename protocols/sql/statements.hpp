@@ -15,6 +15,12 @@ std::vector<std::string_view> split_statements(std::string_view script);
 /// The same into `out`, cleared first and its capacity reused.
 void split_statements(std::string_view script, std::vector<std::string_view>& out);
 
+/// The same for MySQL's dialect: backticks quote, backslashes escape in
+/// strings, `#` and `-- ` start comments, `$` is no quote. A routine,
+/// trigger or event definition (whose body has semicolons of its own) is
+/// the last statement: the rest of the script is its body.
+void split_mysql_statements(std::string_view script, std::vector<std::string_view>& out);
+
 /// The first keyword, uppercased ("SELECT", "WITH", "INSERT"...), skipping
 /// whitespace, comments and opening parentheses.
 std::string leading_keyword(std::string_view statement);

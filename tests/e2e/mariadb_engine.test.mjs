@@ -126,6 +126,27 @@ test('a Trino client reads MariaDB types', async () => {
   assert.deepEqual(r.data, [['2.50', '2024-02-29 12:00:00', 'AP8=', 'ünï 日本']]);
 });
 
+test("a CALL through the Trino and PostgreSQL frontends gives its procedure's first result set, and the connection serves the next statements", async () => {
+  const d = await direct();
+  await d.query(`DROP PROCEDURE IF EXISTS qf_sets;
+    CREATE PROCEDURE qf_sets(IN n INT) BEGIN SELECT n AS p1; SELECT n + 1 AS p2; END`);
+  await d.end();
+  const r = await runClient(gw.trino('trino-user'), 'CALL qf_sets(5)');
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  assert.deepEqual(r.data, [[5]]);
+  const c = pgClient();
+  await c.connect();
+  assert.deepEqual((await c.query('CALL qf_sets(6)')).rows, [{ p1: 6 }]);
+  // The same pooled connections (the last given back is taken first):
+  // their CALLs' other results must not be waiting there.
+  for (let i = 0; i < 6; i++) {
+    const next = await runClient(gw.trino('trino-user'), `SELECT ${i} AS n`);
+    assert.equal(next.error, undefined, JSON.stringify(next.error));
+    assert.deepEqual((await c.query(`SELECT ${i} AS n`)).rows, [{ n: i }]);
+  }
+  await c.end();
+});
+
 test('a million rows stream from MariaDB through the MySQL frontend', async (t) => {
   const c = await through();
   t.after(() => c.end().catch(() => {}));

@@ -425,3 +425,48 @@ test("clients' SETs of session variables are replayed on whichever pooled connec
   assert.notEqual(anew.shift, '09:00');
   assert.equal(String(anew.piped), '0');
 });
+
+test('a CALL answers with each result set of its procedure and then its status, through query() and execute(); the connection is ready for the next client', T, async (t) => {
+  // One pooled connection: the next statement, another client's, runs where the CALL ran.
+  const gw = await laneGateway(t, 24262, { poolSize: 1, maxRunningQueries: 1 });
+  const d = await direct(gw);
+  await d.query('DROP PROCEDURE IF EXISTS qf_two_sets');
+  await d.query('CREATE PROCEDURE qf_two_sets(IN n INT) BEGIN SELECT n AS p1; SELECT n + 1 AS p2, "z" AS q; END');
+  gw.defer(() => d.query('DROP PROCEDURE IF EXISTS qf_two_sets'));
+  const [a, b] = [await through(gw), await through(gw)];
+  const expected = async (sql, args) => (args ? d.execute(sql, args) : d.query(sql))
+    .then(([r]) => JSON.parse(JSON.stringify(r)));
+  const got = async (c, sql, args) => (args ? c.execute(sql, args) : c.query(sql))
+    .then(([r]) => JSON.parse(JSON.stringify(r)));
+  assert.deepEqual(await got(a, 'CALL qf_two_sets(5)'), await expected('CALL qf_two_sets(5)'));
+  assert.deepEqual((await b.query('SELECT 9 AS after_call'))[0], [{ after_call: 9 }]);
+  assert.deepEqual(await got(a, 'CALL qf_two_sets(?)', [6]), await expected('CALL qf_two_sets(?)', [6]));
+  assert.deepEqual((await b.query('SELECT 10 AS after_execute'))[0], [{ after_execute: 10 }]);
+  const [sets] = await a.query('CALL qf_two_sets(7)');
+  assert.equal(sets.length, 3, 'two result sets and the status');
+  assert.deepEqual(sets[1], [{ p2: 8, q: 'z' }]);
+});
+
+test('with multipleStatements a script runs statement by statement with a result each, up to the first that fails; without it, it is one statement', T, async (t) => {
+  const gw = await laneGateway(t, 24264, { poolSize: 1, maxRunningQueries: 1 });
+  const c = await mysql.createConnection({ host: '127.0.0.1', port: gw.myPort, user: 'app', database: 'qftest', multipleStatements: true });
+  gw.defer(() => c.destroy());
+  const d = await direct(gw);
+  const [results] = await c.query(
+    'DROP TABLE IF EXISTS qf_script; CREATE TABLE qf_script (a int, s varchar(9)); '
+    + "INSERT INTO qf_script VALUES (1, 'x;y'), (2, 'it\\'s'); SELECT a, s FROM qf_script ORDER BY a; SELECT @@version_comment IS NOT NULL AS v");
+  gw.defer(() => d.query('DROP TABLE IF EXISTS qf_script'));
+  assert.equal(results.length, 5);
+  assert.equal(results[2].affectedRows, 2);
+  assert.deepEqual(results[3], [{ a: 1, s: 'x;y' }, { a: 2, s: "it's" }]);
+  assert.deepEqual(results[4], [{ v: 1 }]);
+  await assert.rejects(c.query('INSERT INTO qf_script VALUES (3, "c"); SELEC 4; INSERT INTO qf_script VALUES (5, "e")'),
+    (e) => e.code === 'ER_PARSE_ERROR');
+  const [[{ n }]] = await d.query('SELECT count(*) AS n FROM qf_script WHERE a IN (3, 5)');
+  assert.equal(n, 1, 'the statement before the failure ran, the one after it did not');
+  const rec = (await gw.historyWhen({ search: 'qf_script ORDER BY' })).queries;
+  assert.equal(rec.length, 1, 'each statement of a script is a query of its own in the history');
+  const single = await through(gw);
+  await assert.rejects(single.query('SELECT 1; SELECT 2'), (e) => e.code === 'ER_PARSE_ERROR');
+  assert.deepEqual((await c.query('SELECT 3 AS n'))[0], [{ n: 3 }]);
+});

@@ -65,7 +65,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const auto& sql = std::get<qf::mysqlwire::query_event>(*ev).sql;
       qf::row_batch rows{cols.size(), std::vector<qf::cell>(cols.size(), sql)};
       s.rows(rows);
-      s.complete(-1);
+      if (sql.size() % 3 == 0) { // a CALL's: a second result follows
+        s.result_ends(-1);
+        s.columns({});
+      }
+      if (sql.size() % 5 == 0) // a failure ends a script early
+        s.fail({1064, "42000", "syntax"});
+      else
+        s.complete(-1);
     }
   }
   auto out = s.take_output();

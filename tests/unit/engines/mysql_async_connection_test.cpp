@@ -55,6 +55,10 @@ struct collector : mysql_async_listener, std::enable_shared_from_this<collector>
     loop->post([self = shared_from_this()] { self->conn->resume(); });
     return false;
   }
+  void on_result_end(int64_t) override {
+    ++results_ended;
+    columns_came = false;
+  }
   void on_done(int64_t n) override {
     affected = n;
     done.set_value();
@@ -63,6 +67,7 @@ struct collector : mysql_async_listener, std::enable_shared_from_this<collector>
     error = e;
     done.set_value();
   }
+  int results_ended = 0;
 };
 
 class mysql_async_connection_test : public ::testing::Test {
@@ -151,6 +156,35 @@ TEST_F(mysql_async_connection_test, a_statement_without_rows_reports_its_count) 
   EXPECT_EQ(run("SELECT COUNT(*) FROM qf_async_t")->first_cells, std::vector<std::string>{"3"});
 }
 
+TEST_F(mysql_async_connection_test, a_call_reports_each_result_of_its_procedure_and_leaves_none_unread) {
+  std::string why;
+  conn_ = open(server(), why);
+  ASSERT_TRUE(conn_) << why;
+  ASSERT_FALSE(run("CREATE TEMPORARY TABLE qf_async_calls (a INT)")->error);
+  ASSERT_FALSE(run("CREATE OR REPLACE PROCEDURE qf_async_sets(IN n INT) BEGIN "
+                   "SELECT n AS p1; INSERT INTO qf_async_calls VALUES (n); "
+                   "SELECT n + 1 AS p2 UNION ALL SELECT n + 2; END")->error);
+  auto c = run("CALL qf_async_sets(5)");
+  ASSERT_FALSE(c->error) << c->error->what();
+  // Two result sets, then the CALL's status: two ends before the last.
+  EXPECT_EQ(c->results_ended, 2);
+  EXPECT_EQ(c->first_cells, (std::vector<std::string>{"5", "6", "7"}));
+  EXPECT_TRUE(reusable());
+  EXPECT_EQ(run("SELECT COUNT(*) FROM qf_async_calls")->first_cells,
+            std::vector<std::string>{"1"}) << "the next statement reads its own result";
+
+  // A procedure that fails after its first result set: the rows, then the error.
+  ASSERT_FALSE(run("CREATE OR REPLACE PROCEDURE qf_async_fails() BEGIN "
+                   "SELECT 1 AS first; SELECT * FROM qf_no_such_table_here; END")->error);
+  auto f = run("CALL qf_async_fails()");
+  EXPECT_EQ(f->first_cells, std::vector<std::string>{"1"});
+  ASSERT_TRUE(f->error);
+  EXPECT_EQ(f->error->vendor_code(), 1146);
+  EXPECT_EQ(run("SELECT 2")->first_cells, std::vector<std::string>{"2"});
+  run("DROP PROCEDURE qf_async_sets");
+  run("DROP PROCEDURE qf_async_fails");
+}
+
 TEST_F(mysql_async_connection_test, a_server_error_keeps_its_codes_and_the_connection) {
   std::string why;
   conn_ = open(server(), why);
@@ -226,6 +260,9 @@ struct stopper : mysql_async_listener {
     if (!std::exchange(told, true))
       first_rows.set_value();
     return false;
+  }
+  void on_result_end(int64_t) override {
+    ADD_FAILURE() << "an abandoned run reports nothing";
   }
   void on_done(int64_t) override {
     ADD_FAILURE() << "an abandoned run reports nothing";

@@ -867,3 +867,101 @@ TEST(mysqlwire_session, server_variables_go_to_an_engine_that_has_them) {
     s.take_output();
   }
 }
+
+// -- several statements in one COM_QUERY -----------------------------------------
+
+namespace {
+
+server_session logged_in_with(uint32_t capabilities) {
+  server_session s{{7, std::string(20, 's')}};
+  s.take_output();
+  auto in = handshake_start(client_protocol_41 | client_secure_connection | capabilities);
+  in += "alice";
+  in += '\0';
+  in += '\x14';
+  in += std::string(20, 'T');
+  std::string wire;
+  frame(wire, in, 1);
+  s.feed(wire);
+  s.next_event();
+  s.accept();
+  s.take_output();
+  return s;
+}
+
+constexpr uint16_t more_results = 8;
+
+uint16_t eof_status(const std::string& payload) {
+  return static_cast<uint16_t>(static_cast<uint8_t>(payload[3])
+                               | (static_cast<uint8_t>(payload[4]) << 8));
+}
+
+} // namespace
+
+TEST(mysqlwire_session, offers_multi_statements) {
+  server_session s{{7, std::string(20, 's')}};
+  auto greeting = packets_of(s.take_output())[0].payload;
+  // version, NUL, connection id, 8 scramble bytes, filler: then the lower
+  // capability flags, charset, status, the upper ones
+  auto at = greeting.find('\0') + 1 + 4 + 8 + 1;
+  auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(greeting[i])); };
+  uint32_t capabilities = byte(at) | byte(at + 1) << 8 | byte(at + 5) << 16 | byte(at + 6) << 24;
+  EXPECT_NE(capabilities & client_multi_statements, 0u);
+  EXPECT_NE(capabilities & client_protocol_41, 0u);
+}
+
+TEST(mysqlwire_session, a_script_runs_statement_by_statement_each_result_flagged_more_but_the_last) {
+  auto s = logged_in_with(client_multi_statements | client_multi_results);
+  s.feed(command_packet("\x03SELECT 1 AS a; SELECT @@version_comment; INSERT INTO t VALUES ('x;y')"));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).sql, "SELECT 1 AS a");
+  EXPECT_FALSE(s.next_event()) << "one statement at a time";
+  s.columns({{"a", {type_id::integer}}});
+  s.rows(row_batch{1, {std::string{"1"}}});
+  s.complete(-1);
+  // The second is answered here at once; the third goes to the engine.
+  ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).sql, " INSERT INTO t VALUES ('x;y')");
+  s.columns({});
+  s.complete(1);
+  auto out = packets_of(s.take_output());
+  // count, definition, EOF, row, EOF; count, definition, EOF, row, EOF; OK
+  ASSERT_EQ(out.size(), 11u);
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_EQ(out[i].sequence, i + 1) << "one response: the sequence goes on";
+  EXPECT_NE(eof_status(out[4].payload) & more_results, 0);
+  EXPECT_NE(eof_status(out[9].payload) & more_results, 0);
+  EXPECT_EQ(out[10].payload[0], '\0');
+  EXPECT_EQ(out[10].payload[3] & more_results, 0) << "the last result ends the script";
+}
+
+TEST(mysqlwire_session, a_failing_statement_ends_the_script) {
+  auto s = logged_in_with(client_multi_statements);
+  s.feed(command_packet("\x03INSERT INTO t VALUES (1); SELEC 2; INSERT INTO t VALUES (3)"));
+  s.next_event();
+  s.columns({});
+  s.complete(1);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).sql, " SELEC 2");
+  s.fail({1064, "42000", "syntax error"});
+  EXPECT_FALSE(s.next_event()) << "nothing after the failure runs";
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_NE(out[0].payload[3] & more_results, 0);
+  EXPECT_EQ(out[1].payload[0], '\xff');
+  s.feed(command_packet("\x03SELECT 4"));
+  ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).sql, "SELECT 4") << "the session goes on";
+}
+
+TEST(mysqlwire_session, without_multi_statements_a_script_is_one_statement) {
+  auto s = logged_in();
+  s.feed(command_packet("\x03SELECT 1; SELECT 2"));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).sql, "SELECT 1; SELECT 2"); // the engine refuses it, as MySQL
+}

@@ -1,0 +1,12 @@
+import mysql from 'mysql2/promise';
+const port = Number(process.argv[2]);
+const c = await mysql.createConnection({ host: '127.0.0.1', port, user: 'qf', password: 'qf', database: 'qftest', multipleStatements: true });
+const show = async (sql) => { try { const [r] = await c.query(sql); console.log(JSON.stringify(r)); } catch (e) { console.log('ERR', e.code, e.message); } };
+await show('SELECT 1 AS a; SELECT 2 AS b, "x;y" AS c');
+await show('DROP TABLE IF EXISTS ms1; CREATE TABLE ms1 (a int); INSERT INTO ms1 VALUES (1),(2); SELECT * FROM ms1; SELECT @@version_comment IS NOT NULL AS v');
+await show('SELECT 1 AS a; SELEC 2; SELECT 3');
+await show('DROP PROCEDURE IF EXISTS msp; CREATE PROCEDURE msp() BEGIN SELECT 1 AS p1; END');
+await show('CALL msp()');
+await show('SET @x = 5; SELECT @x AS x');
+await show('BEGIN; INSERT INTO ms1 VALUES (3); ROLLBACK; SELECT count(*) AS n FROM ms1');
+await c.end();

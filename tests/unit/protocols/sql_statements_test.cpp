@@ -1,0 +1,55 @@
+// Splitting scripts into statements, in PostgreSQL's dialect and MySQL's.
+#include "protocols/sql/statements.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using qf::sql::split_mysql_statements;
+
+namespace {
+
+std::vector<std::string> mysql_split(std::string_view script) {
+  std::vector<std::string_view> views;
+  split_mysql_statements(script, views);
+  return {views.begin(), views.end()};
+}
+
+} // namespace
+
+TEST(split_mysql_statements, splits_at_top_level_semicolons_and_drops_empty_ones) {
+  EXPECT_EQ(mysql_split("SELECT 1; SELECT 2;;  ; "),
+            (std::vector<std::string>{"SELECT 1", " SELECT 2"}));
+  EXPECT_EQ(mysql_split("SELECT 1"), (std::vector<std::string>{"SELECT 1"}));
+  EXPECT_TRUE(mysql_split(" ; -- nothing\n").empty());
+}
+
+TEST(split_mysql_statements, semicolons_in_strings_identifiers_and_comments_do_not_split) {
+  EXPECT_EQ(mysql_split(R"(SELECT 'a\';b', "c;d", `e;f`, 'g'';h'; SELECT 2)"),
+            (std::vector<std::string>{R"(SELECT 'a\';b', "c;d", `e;f`, 'g'';h')", " SELECT 2"}));
+  EXPECT_EQ(mysql_split("SELECT 1 # one; not two\n; /* ; */ SELECT 2 -- ;\n"),
+            (std::vector<std::string>{"SELECT 1 # one; not two\n", " /* ; */ SELECT 2 -- ;\n"}));
+  // "--" without a space after it is two minus signs, and `$` quotes nothing.
+  EXPECT_EQ(mysql_split("SELECT 1--1; SELECT $a$;$a$"),
+            (std::vector<std::string>{"SELECT 1--1", " SELECT $a$", "$a$"}));
+  // A backslash escapes nothing in a backtick identifier.
+  EXPECT_EQ(mysql_split(R"(SELECT `a\`; SELECT 2)"),
+            (std::vector<std::string>{R"(SELECT `a\`)", " SELECT 2"}));
+}
+
+TEST(split_mysql_statements, a_routine_definition_keeps_the_semicolons_of_its_body) {
+  auto proc = "CREATE DEFINER = `qf`@`%` PROCEDURE p() BEGIN SELECT 1; SELECT 2; END";
+  EXPECT_EQ(mysql_split(std::string{"DROP PROCEDURE IF EXISTS p; "} + proc),
+            (std::vector<std::string>{"DROP PROCEDURE IF EXISTS p", std::string{" "} + proc}));
+  auto trigger = "# audit\nCREATE TRIGGER t BEFORE INSERT ON x FOR EACH ROW BEGIN SET @a = 1; END";
+  EXPECT_EQ(mysql_split(trigger), (std::vector<std::string>{trigger}));
+  EXPECT_EQ(mysql_split("CREATE TABLE t (a int); CREATE TABLE u (b int)").size(), 2u);
+}
+
+TEST(split_mysql_statements, unterminated_quotes_and_comments_end_with_the_script) {
+  EXPECT_EQ(mysql_split("SELECT 'a;b"), (std::vector<std::string>{"SELECT 'a;b"}));
+  EXPECT_EQ(mysql_split("SELECT 1 /* ;"), (std::vector<std::string>{"SELECT 1 /* ;"}));
+  EXPECT_EQ(mysql_split("SELECT '\\"), (std::vector<std::string>{"SELECT '\\"}));
+  EXPECT_TRUE(mysql_split("").empty());
+}
