@@ -217,6 +217,8 @@ private:
     // roles, what row-level security reads), given to each connection its
     // statements get (give_settings); other engines have none of them.
     opts.settings_on_server = [this](std::string_view sql) { return lane_would_run(sql); };
+    // PostgreSQL runs a script in one transaction; so it does here.
+    opts.scripts_in_one_transaction = [this](std::string_view sql) { return lane_would_run(sql); };
     return opts;
   }
 

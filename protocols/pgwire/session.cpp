@@ -205,6 +205,7 @@ void server_session::after_statement(bool ok) {
       break;
     case transaction_step::end:
       transaction_ = transaction::idle; // committed or rolled back
+      implicit_open_ = false;           // also a script's, by its COMMIT
       break;
     case transaction_step::none:
       break;
@@ -735,7 +736,8 @@ void server_session::accept() {
 }
 
 void server_session::notice(const error_fields& e) {
-  notice_response(out_, e);
+  if (hidden_ == hidden::none) // ours are nobody's business
+    notice_response(out_, e);
 }
 
 void server_session::reject(const error_fields& e) {
@@ -756,6 +758,16 @@ void server_session::handle_query(std::string sql) {
     send_ready();
     return;
   }
+  // A script that SETs keeps running statement by statement: a SET inside
+  // a block could not be kept for the client's next statements.
+  script_in_one_transaction_
+    = pending_.size() > 1 && opts_.scripts_in_one_transaction
+      && std::none_of(pending_.begin(), pending_.end(),
+                      [](std::string_view st) {
+                        auto kw = sql::leading_keyword(st);
+                        return kw == "SET" || kw == "RESET";
+                      })
+      && opts_.scripts_in_one_transaction(query_text_);
   state_ = state::running;
   next_statement();
 }
@@ -766,6 +778,27 @@ void server_session::next_statement() {
     current_columns_.clear();
     rows_sent_ = 0;
     dml_count_.reset();
+    bool more_follow = next_pending_ < pending_.size();
+    if (implicit_open_
+        && sql::transaction_step_of(current_, current_keyword_, false) == transaction_step::begin) {
+      // The implicit block becomes the client's, as PostgreSQL does it:
+      // what ran before is in it, and no COMMIT of ours ends it.
+      implicit_open_ = false;
+      command_complete(out_, current_keyword_ == "BEGIN" ? "BEGIN" : "START TRANSACTION");
+      continue;
+    }
+    if (implicit_open_) {
+      if (auto refused = outside_a_block_only(); !refused.empty())
+        return fail(error("25P01", refused + " can only be used in transaction blocks"));
+      if (sql::transaction_step_of(current_, current_keyword_, true) == transaction_step::end)
+        notice_response(out_, {"WARNING", "25P01", "there is no transaction in progress", ""});
+    }
+    if (script_in_one_transaction_ && transaction_ == transaction::idle && more_follow
+        && !local_statement(current_keyword_)
+        && sql::transaction_step_of(current_, current_keyword_, false) == transaction_step::none) {
+      --next_pending_; // it runs once the block is open
+      return run_hidden(hidden::begin);
+    }
     if (local_statement(current_keyword_)) {
       run_locally(current_);
       if (state_ != state::running)
@@ -777,9 +810,57 @@ void server_session::next_statement() {
     events_.push_back(run_event{current_, {}, current_step_});
     return; // the driver reports; complete() or fail() continues
   }
+  if (implicit_open_)
+    return run_hidden(hidden::commit);
+  end_query();
+}
+
+/// What PostgreSQL refuses in a script's implicit transaction (the
+/// client opened no block to keep a savepoint in), by its name; empty for
+/// the rest.
+std::string server_session::outside_a_block_only() const {
+  if (current_keyword_ == "SAVEPOINT")
+    return "SAVEPOINT";
+  if (current_keyword_ == "RELEASE")
+    return "RELEASE SAVEPOINT";
+  if (current_keyword_ == "ROLLBACK" && sql::leading_keywords(current_, 2) == "ROLLBACK TO")
+    return "ROLLBACK TO SAVEPOINT";
+  return {};
+}
+
+void server_session::end_query() {
+  pending_.clear();
+  next_pending_ = 0;
   state_ = state::idle;
   send_ready();
   process(); // pipelined queries waiting in the buffer
+}
+
+void server_session::query_failed() {
+  pending_.clear();
+  next_pending_ = 0;
+  if (implicit_open_)
+    return run_hidden(hidden::rollback);
+  end_query();
+}
+
+void server_session::run_hidden(hidden what) {
+  hidden_ = what;
+  set_current(what == hidden::begin ? "BEGIN" : what == hidden::commit ? "COMMIT" : "ROLLBACK");
+  current_columns_.clear();
+  current_step_ = what == hidden::begin ? transaction_step::begin : transaction_step::end;
+  events_.push_back(run_event{current_, {}, current_step_});
+}
+
+void server_session::hidden_ended(const error_fields* error) {
+  auto what = std::exchange(hidden_, hidden::none);
+  after_statement(error == nullptr);
+  implicit_open_ = what == hidden::begin && !error;
+  if (what == hidden::begin && !error)
+    return next_statement();
+  if (error && what != hidden::rollback) // a deferred constraint, say: the script's error
+    error_response(out_, *error);
+  end_query();
 }
 
 /// Statements about the session itself reach an engine only where it has
@@ -900,6 +981,8 @@ void server_session::run_locally(const std::string& sql) {
 bool server_session::columns(const std::vector<column>& cols) {
   if (state_ != state::running)
     return false;
+  if (hidden_ != hidden::none)
+    return true;
   if (describing_) {
     parameter_description(out_, *describing_);
     if (cols.empty())
@@ -940,7 +1023,7 @@ bool server_session::columns(const std::vector<column>& cols) {
 }
 
 void server_session::rows(const row_batch& batch) {
-  if (state_ != state::running)
+  if (state_ != state::running || hidden_ != hidden::none)
     return;
   if (dml_count_) {
     if (batch.rows() > 0 && batch.at(0, 0)) {
@@ -969,6 +1052,8 @@ void server_session::rows(const row_batch& batch) {
 void server_session::complete(int64_t affected_rows) {
   if (state_ != state::running)
     return;
+  if (hidden_ != hidden::none)
+    return hidden_ended(nullptr);
   if (describing_) { // the probe ended without columns: describe none
     columns({});
     finish_extended();
@@ -1073,11 +1158,7 @@ void server_session::relay_end(bool failed) {
   after_statement(!failed);
   if (!failed)
     return next_statement();
-  pending_.clear(); // an error ends the whole simple query
-  next_pending_ = 0;
-  state_ = state::idle;
-  send_ready();
-  process();
+  query_failed(); // an error ends the whole simple query
 }
 
 void server_session::finish_statement(std::string tag) {
@@ -1088,6 +1169,8 @@ void server_session::finish_statement(std::string tag) {
 void server_session::fail(const error_fields& e) {
   if (state_ != state::running)
     return;
+  if (hidden_ != hidden::none)
+    return hidden_ended(&e);
   if (describing_) {
     // The probe is ours, not the client's: a query it cannot wrap (a
     // parameter of unknown type, say) is described as before, NoData.
@@ -1108,11 +1191,7 @@ void server_session::fail(const error_fields& e) {
     return;
   }
   error_response(out_, e);
-  pending_.clear(); // an error ends the whole simple query
-  next_pending_ = 0;
-  state_ = state::idle;
-  send_ready();
-  process();
+  query_failed(); // an error ends the whole simple query
 }
 
 } // namespace qf::pgwire

@@ -40,6 +40,10 @@ struct session_options {
   /// client's to each connection its statements run on (a PostgreSQL
   /// cluster on the fast lane). Unset: answered here.
   std::function<bool(std::string_view statement)> settings_on_server;
+  /// Whether the statements of a simple Query (this script) run in one
+  /// implicit transaction, as PostgreSQL runs them: where the engine is
+  /// PostgreSQL. Unset: each statement on its own.
+  std::function<bool(std::string_view script)> scripts_in_one_transaction;
 };
 
 /// The startup packet arrived: the driver reads startup_params() and
@@ -146,7 +150,8 @@ public:
   /// simple Query, or an Execute without a row limit (with or without the
   /// Describe of its portal), not our own Describe probe.
   bool relayable() const {
-    return state_ == state::running && !describing_ && !awaiting_execute_ && row_limit_ == 0
+    return state_ == state::running && hidden_ == hidden::none && !describing_
+           && !awaiting_execute_ && row_limit_ == 0
            && (!extended_ || send_rows_);
   }
   /// Whether the relayed run is an Execute, which the backend must get in
@@ -256,6 +261,19 @@ private:
   void handle_startup(std::string_view body);
   void handle_query(std::string sql);
   void next_statement();
+  /// The implicit transaction of a script: BEGIN before its statements,
+  /// COMMIT after them, ROLLBACK after one fails. Ours: the client sees
+  /// none of their answers.
+  enum class hidden { none, begin, commit, rollback };
+  void run_hidden(hidden what);
+  void hidden_ended(const error_fields* error);
+  /// The simple Query is answered: ReadyForQuery, then what the client
+  /// sent meanwhile.
+  void end_query();
+  /// A statement of the simple Query failed (its ErrorResponse went out):
+  /// the rest is skipped, the implicit transaction rolled back.
+  void query_failed();
+  std::string outside_a_block_only() const;
   /// keyword: the statement's leading one (sql::leading_keyword).
   bool local_statement(std::string_view keyword) const;
   /// What the session itself does as the current statement goes to the
@@ -296,6 +314,9 @@ private:
   std::string query_text_;
   std::vector<std::string_view> pending_; // views of query_text_
   size_t next_pending_ = 0;
+  bool script_in_one_transaction_ = false; // of this query
+  bool implicit_open_ = false; // the open block is the script's implicit one
+  hidden hidden_ = hidden::none; // the running statement is ours
   std::string current_;
   std::string current_keyword_;
   std::vector<column> current_columns_;

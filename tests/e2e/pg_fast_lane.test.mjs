@@ -1572,3 +1572,44 @@ test('a full queue (53300) and a wait past capacityWaitTimeoutSecs (53400) each 
   assert.deepEqual((await waiter.query('SELECT 3 AS n')).rows, [{ n: 3 }]);
   assert.equal((await gw.historyWhen({ search: 'qf_timed_out' })).queries[0].status, 'Failed');
 });
+
+test("a script in one Query runs in one transaction as on PostgreSQL: a failure undoes what ran before it, its COMMIT and BEGIN count, savepoints need the client's own block", T, async (t) => {
+  const gw = await laneGateway(t, 24210, { poolSize: 2, maxRunningQueries: 2 });
+  const d = await direct();
+  t.after(() => d.end());
+  const scripts = [
+    'INSERT INTO qf_script VALUES (1); SELECT 1/0; INSERT INTO qf_script VALUES (2)',
+    'INSERT INTO qf_script VALUES (3); COMMIT; INSERT INTO qf_script VALUES (4); SELECT 1/0',
+    'INSERT INTO qf_script VALUES (5); BEGIN; INSERT INTO qf_script VALUES (6); COMMIT; SELECT 1/0',
+    'INSERT INTO qf_script VALUES (7); INSERT INTO qf_script VALUES (8); SELECT count(*)::int AS n FROM qf_script',
+    'INSERT INTO qf_script VALUES (9); ROLLBACK; INSERT INTO qf_script VALUES (10); INSERT INTO qf_script VALUES (11)',
+    'SELECT 1 AS one; VACUUM qf_script',
+    'INSERT INTO qf_script VALUES (12); SAVEPOINT s; INSERT INTO qf_script VALUES (13)',
+    'INSERT INTO qf_script VALUES (14); BEGIN; INSERT INTO qf_script VALUES (15)',
+  ];
+  // What a client sees, and what the table holds after each script.
+  const outcome = async (c, reset) => {
+    const seen = [];
+    const warnings = [];
+    c.on('notice', (n) => warnings.push(n.message));
+    await reset.query('DROP TABLE IF EXISTS qf_script; CREATE TABLE qf_script (a int)');
+    for (const sql of scripts) {
+      const r = await c.query(sql).then(
+        (res) => [res].flat().map((x) => `${x.command} ${JSON.stringify(x.rows)}`),
+        (e) => `${e.code} ${e.message}`);
+      if (sql.endsWith('(15)')) await c.query('COMMIT'); // the client's own block stayed open
+      const [{ s }] = (await reset.query("SELECT coalesce(string_agg(a::text, ',' ORDER BY a), '') AS s FROM qf_script")).rows;
+      seen.push({ sql, r, s });
+    }
+    return { seen, warnings };
+  };
+  const straight = await direct();
+  t.after(() => straight.end());
+  const expected = await outcome(straight, d);
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const got = await outcome(c, d);
+  assert.deepEqual(got.seen, expected.seen);
+  assert.deepEqual(got.warnings, expected.warnings);
+  await d.query('DROP TABLE IF EXISTS qf_script');
+});

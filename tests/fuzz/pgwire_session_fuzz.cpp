@@ -36,6 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   opts.secret_key = 2;
   // Some settings statements go to the engine, some are answered here.
   opts.settings_on_server = [](std::string_view sql) { return sql.size() % 2 == 0; };
+  // Half the scripts run in one implicit transaction, BEGIN and COMMIT ours.
+  opts.scripts_in_one_transaction = [](std::string_view sql) { return sql.size() % 2 == 1; };
   qf::pgwire::server_session s{opts};
   auto input = std::string_view{reinterpret_cast<const char*>(data), size};
   // Feed in uneven chunks, as a socket would deliver it.

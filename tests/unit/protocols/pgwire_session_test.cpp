@@ -256,6 +256,134 @@ TEST(pgwire_session, an_error_ends_the_query_and_skips_the_rest) {
   EXPECT_EQ(tags(s.take_output()), "TDCEZ");
 }
 
+namespace {
+
+server_session started_with_scripts_in_one_transaction() {
+  auto opts = test_options();
+  opts.scripts_in_one_transaction = [](std::string_view) { return true; };
+  server_session s{opts};
+  s.feed(startup_bytes("alice"));
+  s.next_event();
+  s.accept();
+  s.take_output();
+  return s;
+}
+
+/// The next event's SQL and its step; the driver answers without rows.
+std::pair<std::string, transaction_step> run_next(server_session& s) {
+  auto ev = s.next_event();
+  if (!ev)
+    return {"(none)", transaction_step::none};
+  auto run = std::get<run_event>(*ev);
+  return {run.sql, run.step};
+}
+
+} // namespace
+
+TEST(pgwire_session, a_script_runs_in_an_implicit_transaction_whose_begin_and_commit_are_unseen) {
+  auto s = started_with_scripts_in_one_transaction();
+  s.feed(query_message("INSERT INTO t VALUES (1); SELECT 2"));
+  EXPECT_EQ(run_next(s), (std::pair<std::string, transaction_step>{"BEGIN", transaction_step::begin}));
+  s.columns({});
+  s.notice({"WARNING", "25001", "ours", ""});
+  s.complete(0);
+  EXPECT_EQ(run_next(s), (std::pair<std::string, transaction_step>{"INSERT INTO t VALUES (1)",
+                                                                  transaction_step::inside}));
+  EXPECT_TRUE(s.relayable()) << "the client's own statements are relayed as ever";
+  s.columns({});
+  s.complete(1);
+  EXPECT_EQ(run_next(s).second, transaction_step::inside);
+  s.columns({{"x", {type_id::integer}}});
+  s.rows(one_row("2"));
+  s.complete(-1);
+  EXPECT_EQ(run_next(s), (std::pair<std::string, transaction_step>{"COMMIT", transaction_step::end}));
+  EXPECT_FALSE(s.relayable()) << "our COMMIT's answer is not the client's";
+  s.columns({});
+  s.complete(0);
+  auto out = s.take_output();
+  EXPECT_EQ(completions(out), (std::vector<std::string>{"INSERT 0 1", "SELECT 1"}));
+  EXPECT_EQ(tags(out), "CTDCZ") << "no notice, no tag of ours";
+  EXPECT_EQ(out.back(), 'I');
+}
+
+TEST(pgwire_session, a_failing_statement_rolls_the_implicit_transaction_back) {
+  auto s = started_with_scripts_in_one_transaction();
+  s.feed(query_message("INSERT INTO t VALUES (1); SELECT 1/0; INSERT INTO t VALUES (2)"));
+  run_next(s);
+  s.complete(0);
+  run_next(s);
+  s.complete(1);
+  run_next(s);
+  s.fail({"ERROR", "22012", "division by zero", ""});
+  EXPECT_EQ(run_next(s), (std::pair<std::string, transaction_step>{"ROLLBACK", transaction_step::end}));
+  s.complete(0);
+  EXPECT_EQ(run_next(s).first, "(none)") << "the rest never runs";
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "CEZ");
+  EXPECT_EQ(out.back(), 'I');
+}
+
+TEST(pgwire_session, a_scripts_begin_makes_the_block_the_clients_and_its_commit_ends_ours) {
+  auto s = started_with_scripts_in_one_transaction();
+  s.feed(query_message("INSERT INTO t VALUES (1); BEGIN; INSERT INTO t VALUES (2)"));
+  run_next(s); // ours
+  s.complete(0);
+  run_next(s);
+  s.complete(1);
+  EXPECT_EQ(run_next(s).first, " INSERT INTO t VALUES (2)") << "BEGIN is answered here";
+  s.complete(1);
+  EXPECT_EQ(run_next(s).first, "(none)") << "no COMMIT of ours: the block is the client's";
+  auto out = s.take_output();
+  EXPECT_EQ(completions(out), (std::vector<std::string>{"INSERT 0 1", "BEGIN", "INSERT 0 1"}));
+  EXPECT_EQ(out.back(), 'T');
+
+  s.feed(query_message("COMMIT; INSERT INTO t VALUES (3); COMMIT; SELECT 4; SELECT 5"));
+  EXPECT_EQ(run_next(s).first, "COMMIT");
+  s.complete(0);
+  EXPECT_EQ(run_next(s).first, "BEGIN") << "two statements follow: a block of ours";
+  s.complete(0);
+  run_next(s);
+  s.complete(1);
+  EXPECT_EQ(run_next(s), (std::pair<std::string, transaction_step>{" COMMIT", transaction_step::end}));
+  s.complete(0);
+  EXPECT_EQ(run_next(s).first, "BEGIN");
+  s.complete(0);
+  run_next(s);
+  s.columns({{"x", {type_id::integer}}});
+  s.complete(-1);
+  run_next(s);
+  s.columns({{"x", {type_id::integer}}});
+  s.complete(-1);
+  EXPECT_EQ(run_next(s).first, "COMMIT");
+  s.complete(0);
+  out = s.take_output();
+  EXPECT_EQ(completions(out), (std::vector<std::string>{"COMMIT", "INSERT 0 1", "COMMIT", "SELECT 0", "SELECT 0"}));
+  EXPECT_EQ(tags(out), "CCNCTCTCZ") << "PostgreSQL's warning for the COMMIT that ended our block";
+}
+
+TEST(pgwire_session, a_script_that_sets_or_one_the_driver_keeps_apart_runs_statement_by_statement) {
+  auto s = started_with_scripts_in_one_transaction();
+  s.feed(query_message("SET search_path TO a; SELECT 1"));
+  EXPECT_NE(run_next(s).first, "BEGIN");
+  auto plain = started();
+  plain.feed(query_message("SELECT 1; SELECT 2"));
+  EXPECT_EQ(run_next(plain).first, "SELECT 1");
+}
+
+TEST(pgwire_session, a_savepoint_needs_the_clients_own_block) {
+  auto s = started_with_scripts_in_one_transaction();
+  s.feed(query_message("INSERT INTO t VALUES (1); SAVEPOINT p; SELECT 2"));
+  run_next(s);
+  s.complete(0);
+  run_next(s);
+  s.complete(1);
+  EXPECT_EQ(run_next(s).first, "ROLLBACK");
+  s.complete(0);
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "CEZ");
+  EXPECT_NE(out.find("SAVEPOINT can only be used in transaction blocks"), std::string::npos);
+}
+
 TEST(pgwire_session, empty_query_gets_empty_query_response) {
   auto s = started();
   s.feed(query_message("  ; -- nothing\n"));
