@@ -29,6 +29,9 @@ void mysql_async_connection::open(const mysql_target& target, io::event_loop& on
     return;
   }
   auto c = std::make_shared<mysql_async_connection>(conn, target, on);
+  sql::mysql_variables home;
+  home.use(target.database); // what USE by its clients changes
+  c->settings_now(std::move(home));
   c->opened_ = std::move(done);
   c->self_ = c; // the loop holds its watchers weakly
   // Reported from the loop, never from inside open().

@@ -86,6 +86,11 @@ public:
   /// known without a round trip.
   bool quiet() const;
 
+  /// The database it was opened in: a client that names none gets it.
+  const std::string& home_database() const {
+    return target_.database;
+  }
+
   /// The loop it is served on, whose thread alone may use it.
   io::event_loop& loop() const {
     return *loop_;

@@ -263,7 +263,17 @@ private:
     return start_fast(ev.sql, ev.params);
   }
 
+  /// The client's default database (named at login, by COM_INIT_DB, USE
+  /// or COM_CHANGE_USER) is given to each connection its statements run
+  /// on, as its variables are.
+  void settings_follow_session() {
+    if (!session_.database().empty())
+      settings_.use(session_.database());
+  }
+
   void start_backend(std::shared_ptr<engines::mysql_async_connection> conn) {
+    if (settings_.database().empty()) // none named: the connection's own
+      settings_.use(conn->home_database());
     backend_ = std::move(conn);
     if (needs_replay(*backend_))
       return give_settings();
@@ -278,7 +288,7 @@ private:
       using settings_replay::settings_replay;
       void on_result_end(int64_t) override {}
     };
-    backend_->run(giving_.prelude_from(backend_->settings()), {},
+    backend_->run(prelude_, {},
                   std::make_shared<replay>(weak_from_this()));
   }
 

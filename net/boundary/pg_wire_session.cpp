@@ -402,6 +402,10 @@ private:
       backend_->relay(fast_->sql, shared_from_this());
   }
 
+  /// What the settings take from the state machine: nothing here, the
+  /// SETs are seen as they run.
+  void settings_follow_session() {}
+
   /// The connection's settings are not the client's (another client's SETs
   /// are on it, or this one's are not): they are replayed first, in one
   /// Query that PostgreSQL runs as one transaction, so a failure leaves
@@ -415,7 +419,7 @@ private:
       }
       void on_relay_done(int64_t, const engines::engine_error*) override {}
     };
-    backend_->run(giving_.prelude_from(backend_->settings()), {},
+    backend_->run(prelude_, {},
                   std::make_shared<replay>(weak_from_this()));
   }
 

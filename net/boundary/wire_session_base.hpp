@@ -232,6 +232,7 @@ protected:
       settings_.discard();
       settings_resets_ = self().session_.session_resets();
     }
+    self().settings_follow_session();
     note_session_effect(st);
     params_ = std::move(params);
     node_->in_flight.fetch_add(1); // before it leaves: a drain waits for it
@@ -245,7 +246,7 @@ protected:
   /// read tells most of them apart.
   static void note_session_effect(fast_statement& st) {
     auto kw = sql::leading_keyword(st.sql);
-    bool setting = kw == "SET" || kw == "RESET";
+    bool setting = kw == "SET" || kw == "RESET" || kw == "USE"; // MySQL's USE
     st.tracks = setting && !st.in_block && settings_type::replayable(st.sql);
     st.pins = !st.tracks
               && ((setting && sql::changes_session_setting(st.sql))
@@ -351,7 +352,7 @@ protected:
       return;
     if (error)
       return self().on_failed(*error);
-    backend_->settings_now(std::move(giving_));
+    backend_->settings_now(giving_.after_prelude(backend_->settings()));
     self().start_backend(std::exchange(backend_, nullptr));
   }
 
@@ -366,7 +367,8 @@ protected:
     giving_ = settings_;
     if (fast_->tracks)
       giving_.apply(fast_->sql);
-    return conn.settings() != giving_;
+    prelude_ = giving_.prelude_from(conn.settings());
+    return !prelude_.empty();
   }
 
   /// A statement about to keep a connection for its client takes one of
@@ -580,6 +582,7 @@ protected:
   /// Its SETs, given to each connection its statements get.
   settings_type settings_;
   settings_type giving_; // needs_replay()'s, until the replay ends
+  std::string prelude_;  // what gives them, the replay's statement
   uint64_t settings_resets_ = 0;
   std::shared_ptr<fast_lane_books> books_;
   std::shared_ptr<Backend> private_backend_; // see keep_private_backend()

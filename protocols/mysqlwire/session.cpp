@@ -247,8 +247,15 @@ void server_session::handle_command(const packet& p) {
   } else if (std::holds_alternative<com_ping>(*cmd)) {
     send(ok_packet(0, 0, status(), 0));
   } else if (auto* db = std::get_if<com_init_db>(&*cmd)) {
-    database_ = db->database;
-    send(ok_packet(0, 0, status(), 0));
+    // Where the engine has databases to switch between, it checks that
+    // this one exists, and the driver gives it to the client's connections.
+    auto use = sql::mysql_use(db->database);
+    if (opts_.settings_on_server && opts_.settings_on_server(use)) {
+      start(std::move(use), {}, false);
+    } else {
+      database_ = db->database;
+      send(ok_packet(0, 0, status(), 0));
+    }
   } else if (std::holds_alternative<com_field_list>(*cmd)) {
     send(eof_packet(status(), 0)); // no column metadata here
   } else if (auto* q = std::get_if<com_query>(&*cmd)) {
@@ -323,6 +330,7 @@ void server_session::start(std::string sql,
   binary_rows_ = binary;
   current_sql_ = sql;
   auto keyword = sql::leading_keyword(sql);
+  using_ = keyword == "USE" ? sql::mysql_used_database(sql) : std::nullopt;
   if (!autocommit_ && !block_open_
       && sql::transaction_effect_of(sql, keyword) == sql::transaction_effect::none) {
     // The statement opens a block implicitly, as on MySQL: the backend
@@ -509,7 +517,8 @@ bool server_session::answer_locally(const std::string& sql) {
     send_result(cols, row_batch{3, {}});
     return true;
   }
-  if (low == "select database()" || low == "select schema()") {
+  if ((low == "select database()" || low == "select schema()")
+      && !(opts_.settings_on_server && opts_.settings_on_server(text))) {
     std::vector<column> cols{{std::string{text.substr(7)}, {type_id::varchar}}};
     row_batch rows{1, {}};
     rows.cells.push_back(database_.empty() ? cell{} : cell{database_});
@@ -627,6 +636,8 @@ void server_session::complete(int64_t affected_rows) {
     return;
   }
   end_result(affected_rows);
+  if (using_)
+    database_ = std::move(*using_);
   end_statement();
 }
 
@@ -640,6 +651,7 @@ void server_session::end_result(int64_t affected_rows) {
 }
 
 void server_session::end_statement() {
+  using_.reset();
   current_columns_.clear();
   dml_count_.reset();
   binary_rows_ = false;

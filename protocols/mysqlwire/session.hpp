@@ -176,6 +176,8 @@ private:
   /// The statements of a multi-statement COM_QUERY not run yet.
   std::deque<std::string> script_;
   bool more_results_ = false; // of the statement: result_ends() is answering
+  /// The database the running statement (a USE) makes the default.
+  std::optional<std::string> using_;
   std::vector<column> current_columns_;
   std::string current_sql_;
   std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row

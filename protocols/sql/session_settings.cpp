@@ -125,7 +125,46 @@ std::pair<std::string, std::string_view> mysql_assignment(std::string_view item)
   return {name, trim(item.substr(eq + 1))};
 }
 
+std::optional<std::string> mysql_used_database(std::string_view statement) {
+  if (leading_keyword(statement) != "USE")
+    return std::nullopt;
+  auto rest = after_leading_keyword(statement);
+  while (!rest.empty() && (rest.back() == ';' || std::isspace(static_cast<unsigned char>(rest.back()))))
+    rest.remove_suffix(1);
+  if (rest.empty())
+    return std::nullopt;
+  if (rest.front() != '`') // a plain name: one word
+    return rest.find_first_of(" \t\r\n") == std::string_view::npos
+             ? std::optional<std::string>{std::string{rest}}
+             : std::nullopt;
+  std::string name;
+  for (size_t i = 1; i < rest.size(); ++i) {
+    if (rest[i] != '`') {
+      name += rest[i];
+    } else if (i + 1 < rest.size() && rest[i + 1] == '`') {
+      name += '`';
+      ++i;
+    } else {
+      return i + 1 == rest.size() && !name.empty() ? std::optional<std::string>{name}
+                                                   : std::nullopt;
+    }
+  }
+  return std::nullopt; // unterminated
+}
+
+std::string mysql_use(std::string_view database) {
+  std::string out = "USE `";
+  for (char c : database) {
+    out += c;
+    if (c == '`')
+      out += '`';
+  }
+  return out + '`';
+}
+
 bool mysql_variables::replayable(std::string_view statement) {
+  if (mysql_used_database(statement))
+    return true;
   if (leading_keyword(statement) != "SET")
     return false;
   auto items = mysql_assignments(after_leading_keyword(statement));
@@ -140,6 +179,10 @@ bool mysql_variables::replayable(std::string_view statement) {
 }
 
 void mysql_variables::apply(std::string_view statement) {
+  if (auto database = mysql_used_database(statement)) {
+    database_ = std::move(*database);
+    return;
+  }
   if (!replayable(statement))
     return;
   for (auto item : mysql_assignments(after_leading_keyword(statement))) {
@@ -155,7 +198,20 @@ void mysql_variables::apply(std::string_view statement) {
   }
 }
 
+mysql_variables mysql_variables::after_prelude(const mysql_variables& from) const {
+  if (database_ != from.database_ && !database_.empty()) { // the USE went first
+    auto now = from;
+    now.database_ = database_;
+    return now;
+  }
+  auto now = *this;
+  now.database_ = from.database_; // none named: whichever it has stays
+  return now;
+}
+
 std::string mysql_variables::prelude_from(const mysql_variables& from) const {
+  if (database_ != from.database_ && !database_.empty())
+    return mysql_use(database_); // a statement of its own: the SET follows
   std::string out;
   auto add = [&](std::string_view assignment) {
     out += out.empty() ? "SET " : ", ";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -61,6 +62,10 @@ public:
   /// PostgreSQL Query, which runs them as one transaction; empty when the
   /// two are alike.
   std::string prelude_from(const session_settings& from) const;
+  /// A connection has all of them once the prelude ran: it is one step.
+  session_settings after_prelude(const session_settings&) const {
+    return *this;
+  }
 
   bool empty() const {
     return entries_.empty();
@@ -76,6 +81,13 @@ private:
   std::vector<std::pair<std::string, std::string>> entries_;
   std::vector<std::pair<std::string, std::string>> startup_; // start_with()'s
 };
+
+/// The database a MySQL `USE db` (or USE `d``b`) names; none for another
+/// statement.
+std::optional<std::string> mysql_used_database(std::string_view statement);
+
+/// `USE` of that database, quoted.
+std::string mysql_use(std::string_view database);
 
 /// A MySQL SET's assignments ("a = 1, SESSION b = 'x,y'"), split at the
 /// commas outside quotes and parentheses, each trimmed.
@@ -95,11 +107,20 @@ public:
   /// Whether the SET can be replayed: every assignment sets a session
   /// variable to a value that does not read another variable (which would
   /// read the connection's, not the client's). Not: user variables,
-  /// GLOBAL, NAMES, TRANSACTION.
+  /// GLOBAL, NAMES, TRANSACTION. And a USE.
   static bool replayable(std::string_view statement);
 
-  /// A replayable() SET that succeeded.
+  /// A replayable() SET or USE that succeeded.
   void apply(std::string_view statement);
+
+  /// The default database: the client's (named at login, by COM_INIT_DB
+  /// or USE), or the one a connection is in. Empty: none named.
+  void use(std::string database) {
+    database_ = std::move(database);
+  }
+  const std::string& database() const {
+    return database_;
+  }
   void apply_on_server(std::string_view statement) {
     apply(statement);
   }
@@ -109,13 +130,19 @@ public:
     entries_.clear();
   }
 
-  /// One SET giving a connection whose variables are `from` these; empty
-  /// when alike.
+  /// What gives a connection whose variables are `from` these: its USE
+  /// first when the database differs, else one SET; empty when alike (or
+  /// when only the database differs and none is named here: a USE cannot
+  /// go back to none).
   std::string prelude_from(const mysql_variables& from) const;
+  /// The variables a connection has after prelude_from(from) ran there
+  /// (the USE alone, or the SET): a replay may take two steps.
+  mysql_variables after_prelude(const mysql_variables& from) const;
 
   friend bool operator==(const mysql_variables&, const mysql_variables&) = default;
 
 private:
+  std::string database_;
   /// Name (lowercase, without @@SESSION.), and "name = value".
   std::vector<std::pair<std::string, std::string>> entries_;
 };

@@ -36,7 +36,8 @@ std::string_view after_leading_keyword(std::string_view statement);
 /// client may count on and that no other client may see: a temporary
 /// table (view, sequence), an SQL-level prepared statement, a lock held
 /// by the session (GET_LOCK, pg_advisory_lock, LOCK TABLES), a MySQL user
-/// variable, a cursor WITH HOLD. Read from the text, so a function that
+/// variable, a cursor WITH HOLD, MySQL's USE of another database (where
+/// the fast lane does not replay it). Read from the text, so a function that
 /// does so unseen is not found.
 bool leaves_session_state(std::string_view script);
 

@@ -269,7 +269,7 @@ test('a MySQL client that disconnects mid-transaction has it rolled back and its
 
 test('mysqlslap drives MariaDB through QueryFlux', () => {
   const r = spawnSync('mysqlslap', ['--no-defaults', '-h127.0.0.1', `-P${ports.my}`, '-uapp',
-    '--create-schema=qf_slap', '--query=SELECT count(*) FROM qftest.qf_my_e2e',
+    '--create-schema=qftest', '--no-drop', '--query=SELECT count(*) FROM qf_my_e2e',
     '--concurrency=8', '--iterations=2', '--number-of-queries=400'], { encoding: 'utf8', timeout: 60000 });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /Number of clients running queries: 8/);

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
+import { spawnSync } from 'node:child_process';
 import {
   startGateway, config, parseMetrics, metricValue, waitFor, sleep,
 } from './support/gateway.mjs';
@@ -469,4 +470,33 @@ test('with multipleStatements a script runs statement by statement with a result
   const single = await through(gw);
   await assert.rejects(single.query('SELECT 1; SELECT 2'), (e) => e.code === 'ER_PARSE_ERROR');
   assert.deepEqual((await c.query('SELECT 3 AS n'))[0], [{ n: 3 }]);
+});
+
+test("a client's database (named at login, by USE or COM_INIT_DB) is given to whichever pooled connection its statements get, and no other client's statements run in it", T, async (t) => {
+  // One pooled connection for all, none of them pinned.
+  const gw = await laneGateway(t, 24266, { poolSize: 1, maxRunningQueries: 2, cluster: { maxPinnedSessions: 0 } });
+  const a = await through(gw); // database qftest
+  const b = await mysql.createConnection({ host: '127.0.0.1', port: gw.myPort, user: 'app', database: 'information_schema' });
+  gw.defer(() => b.destroy());
+  const db = async (c) => (await c.query('SELECT DATABASE() AS d, 1 AS x'))[0][0].d;
+  const schemata = 'SELECT count(*) > 0 AS has FROM SCHEMATA';
+  assert.deepEqual((await b.query(schemata))[0], [{ has: 1 }], 'the login database');
+  for (let round = 0; round < 3; round++) {
+    assert.equal(await db(a), 'qftest');
+    assert.equal(await db(b), 'information_schema');
+  }
+  await a.query('USE information_schema');
+  assert.deepEqual((await a.query(schemata))[0], [{ has: 1 }]);
+  await b.query('USE qftest');
+  assert.equal(await db(a), 'information_schema');
+  assert.equal(await db(b), 'qftest');
+  await assert.rejects(a.query('USE qf_no_such_database'), (e) => e.errno === 1049);
+  assert.equal(await db(a), 'information_schema', 'a refused USE changes nothing');
+  await a.changeUser({ database: 'qftest' }); // COM_CHANGE_USER with a database
+  assert.equal(await db(a), 'qftest');
+  const cli = spawnSync('mariadb', ['--no-defaults', '-h127.0.0.1', `-P${gw.myPort}`, '-uapp', 'qftest',
+    '-e', 'use information_schema; select database(), count(*) > 0 from SCHEMATA'], { encoding: 'utf8' });
+  assert.equal(cli.status, 0, cli.stderr); // the CLI's use is a COM_INIT_DB
+  assert.match(cli.stdout, /information_schema\t1/);
+  assert.equal(await db(b), 'qftest');
 });

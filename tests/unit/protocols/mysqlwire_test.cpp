@@ -868,6 +868,38 @@ TEST(mysqlwire_session, server_variables_go_to_an_engine_that_has_them) {
   }
 }
 
+TEST(mysqlwire_session, the_database_changes_once_the_engine_took_the_use) {
+  session_options opts{7, std::string(20, 's')};
+  opts.settings_on_server = [](std::string_view) { return true; };
+  auto s = logged_in(opts);
+  EXPECT_EQ(s.database(), "demo");
+  s.feed(command_packet("\x02reports")); // COM_INIT_DB: the server checks it exists
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).sql, "USE `reports`");
+  EXPECT_EQ(s.database(), "demo") << "not before the server said yes";
+  s.complete(0);
+  EXPECT_EQ(packets_of(s.take_output()).at(0).payload[0], '\0');
+  EXPECT_EQ(s.database(), "reports");
+  s.feed(command_packet("\x03USE nosuch"));
+  s.next_event();
+  s.fail({1049, "42000", "Unknown database 'nosuch'"});
+  EXPECT_EQ(s.database(), "reports");
+  s.feed(command_packet("\x03use `a``b`"));
+  s.next_event();
+  s.complete(0);
+  EXPECT_EQ(s.database(), "a`b");
+  s.feed(command_packet("\x03SELECT DATABASE()"));
+  EXPECT_TRUE(s.next_event()) << "the engine's answer: the database its connection is in";
+}
+
+TEST(mysqlwire_session, without_databases_on_the_engine_init_db_is_answered_here) {
+  auto s = logged_in();
+  s.feed(command_packet("\x02reports"));
+  EXPECT_FALSE(s.next_event());
+  EXPECT_EQ(s.database(), "reports");
+}
+
 // -- several statements in one COM_QUERY -----------------------------------------
 
 namespace {

@@ -880,14 +880,15 @@ TEST(sql_statements, statements_that_leave_session_state_are_told_apart) {
                    "SELECT * INTO TEMP t FROM x", "PREPARE q AS SELECT 1", "LOCK TABLES t WRITE",
                    "DECLARE c CURSOR WITH HOLD FOR SELECT 1", "SELECT GET_LOCK('job', 10)",
                    "select pg_advisory_lock(1)", "SELECT pg_try_advisory_lock_shared(7)",
-                   "SELECT @v := 5", "SELECT 'x' INTO @v", "SET @v = 1", "set @a = 1, @@sql_mode = ''"})
+                   "SELECT @v := 5", "SELECT 'x' INTO @v", "SET @v = 1", "set @a = 1, @@sql_mode = ''",
+                   "USE reports", "use `my db`"})
     EXPECT_TRUE(sql::leaves_session_state(yes)) << yes;
   for (auto no : {"CREATE TABLE temperatures (x int)", "SELECT 'create temp table' AS t",
                   "-- create temp table t\nSELECT 1", "SELECT pg_advisory_xact_lock(1)",
                   "SELECT abalance FROM pgbench_accounts WHERE aid = 1", "SELECT data @> '{}' FROM t",
                   "DO $$ BEGIN x := 1; END $$", "SELECT x::int FROM t", "SELECT @v",
                   "DECLARE c CURSOR FOR SELECT 1", "SELECT my_get_lock(1)", "SET @@autocommit = 1",
-                  "SET NAMES utf8mb4", "SELECT @@version"})
+                  "SET NAMES utf8mb4", "SELECT @@version", "SELECT user FROM t"})
     EXPECT_FALSE(sql::leaves_session_state(no)) << no;
 }
 

@@ -95,6 +95,43 @@ TEST(sql_mysql_variables, one_set_replays_what_differs_and_defaults_what_is_miss
   EXPECT_EQ(client.prelude_from(none), "SET time_zone = 'UTC', sql_mode = 'ANSI,NO_ZERO_DATE'");
 }
 
+TEST(sql_mysql_variables, use_names_a_database_quoted_or_not) {
+  EXPECT_EQ(mysql_used_database("USE app"), "app");
+  EXPECT_EQ(mysql_used_database("use `my``db` ;"), "my`db");
+  EXPECT_EQ(mysql_used_database("/* c */ USE `a b`"), "a b");
+  for (auto no : {"USE", "USE a b", "USE `a", "USE ``", "SELECT 1", "USER x"})
+    EXPECT_FALSE(mysql_used_database(no)) << no;
+  EXPECT_EQ(mysql_use("my`db"), "USE `my``db`");
+  EXPECT_TRUE(mysql_variables::replayable("USE app"));
+}
+
+TEST(sql_mysql_variables, a_database_is_given_first_then_the_variables) {
+  mysql_variables conn; // a connection opened in app, with nothing set
+  conn.use("app");
+  mysql_variables client;
+  client.use("reports");
+  client.apply("SET time_zone = 'UTC'");
+  EXPECT_NE(conn, client);
+  EXPECT_EQ(client.prelude_from(conn), "USE `reports`");
+  auto after_use = client.after_prelude(conn);
+  EXPECT_EQ(after_use.database(), "reports");
+  EXPECT_EQ(client.prelude_from(after_use), "SET time_zone = 'UTC'");
+  auto after_set = client.after_prelude(after_use);
+  EXPECT_EQ(after_set, client) << "two steps, then alike";
+  EXPECT_EQ(client.prelude_from(after_set), "");
+
+  client.apply("USE `app`");
+  EXPECT_EQ(client.database(), "app");
+  EXPECT_EQ(client.prelude_from(after_set), "USE `app`");
+
+  mysql_variables unnamed; // no database: a USE cannot go back to none
+  EXPECT_EQ(unnamed.prelude_from(conn), "");
+  EXPECT_EQ(unnamed.after_prelude(conn).database(), "app");
+
+  client.discard(); // COM_RESET_CONNECTION keeps the database
+  EXPECT_EQ(client.database(), "app");
+}
+
 TEST(sql_session_settings, a_startup_packet_gives_settings_that_reset_goes_back_to) {
   auto from_startup = startup_settings({{"user", "alice"},
                                         {"database", "db"},

@@ -1,0 +1,14 @@
+import mysql from 'mysql2/promise';
+const port = Number(process.argv[2]);
+const a = await mysql.createConnection({ host: '127.0.0.1', port, user: 'qf', password: 'qf', database: 'qftest' });
+const b = await mysql.createConnection({ host: '127.0.0.1', port, user: 'qf', password: 'qf', database: 'qftest' });
+const q = async (c, sql) => { try { const [r] = await c.query(sql); return JSON.stringify(r).slice(0, 120); } catch (e) { return 'ERR ' + e.code + ' ' + e.message; } };
+console.log('a USE', await q(a, 'USE information_schema'));
+console.log('a db', await q(a, 'SELECT DATABASE() AS d'));
+console.log('a tables', await q(a, 'SELECT count(*) > 0 AS has FROM TABLES'));
+console.log('b db', await q(b, 'SELECT DATABASE() AS d'));
+console.log('b real db', await q(b, 'SELECT DATABASE() AS d, 1 AS x'));
+console.log('b qf_my_e2e', await q(b, 'SELECT count(*) AS n FROM qf_my_e2e'));
+console.log('a changeUser', await a.changeUser({ database: 'qftest' }).then(() => 'ok', (e) => 'ERR ' + e.message));
+console.log('a real db', await q(a, 'SELECT DATABASE() AS d, 1 AS x'));
+await a.end(); await b.end();
