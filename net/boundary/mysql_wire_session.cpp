@@ -272,7 +272,8 @@ private:
   }
 
   void start_backend(std::shared_ptr<engines::mysql_async_connection> conn) {
-    if (settings_.database().empty()) // none named: the connection's own
+    // None named: the connection's own, whichever cluster's it is.
+    if (session_.database().empty())
       settings_.use(conn->home_database());
     backend_ = std::move(conn);
     if (needs_replay(*backend_))

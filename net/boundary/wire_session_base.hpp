@@ -357,10 +357,11 @@ protected:
   }
 
   /// Whether the statement's connection is to be given this session's
-  /// settings first (the derived give_settings() replays giving_). For a
-  /// SET or RESET the session keeps, they are the settings as they will be
-  /// after it: a client whose replay fails (a role dropped since it SET
-  /// it) gets out with RESET ROLE.
+  /// settings first (the derived give_settings() runs prelude_; a MySQL
+  /// connection may take two steps, its USE and its SET). For a SET or
+  /// RESET the session keeps, they are the settings as they will be after
+  /// it: a client whose replay fails (a role dropped since it SET it) gets
+  /// out with RESET ROLE.
   bool needs_replay(const Backend& conn) {
     if (fast_->in_block || conn.settings() == settings_)
       return false;
