@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -220,8 +221,24 @@ void pg_async_connection::lose_later(std::string why) {
   loop_->post([self = shared_from_this(), why = std::move(why)] { self->lost(why); });
 }
 
+namespace {
+
+/// libpq's paramTypes: the client's types, one per value (0, inferred by
+/// the server, past those it declared); empty when it declared none.
+std::vector<Oid> typed(const std::vector<uint32_t>& types, size_t values) {
+  std::vector<Oid> oids;
+  if (!types.empty()) {
+    oids.assign(values, 0);
+    std::copy_n(types.begin(), std::min(types.size(), values), oids.begin());
+  }
+  return oids;
+}
+
+} // namespace
+
 void pg_async_connection::run(const std::string& sql, const parameters& params,
-                              std::shared_ptr<pg_async_listener> to) {
+                              std::shared_ptr<pg_async_listener> to,
+                              const std::vector<uint32_t>& param_types) {
   to_ = std::move(to);
   columns_.clear();
   notices_.clear(); // an ended run's, never passed on: not this one's
@@ -237,10 +254,12 @@ void pg_async_connection::run(const std::string& sql, const parameters& params,
     values.push_back(p ? p->c_str() : nullptr);
   // Without parameters the simple protocol: one message out instead of
   // five, and less work for the server than an unnamed Parse and Bind.
+  auto oids = typed(param_types, values.size());
   bool sent = values.empty()
                 ? PQsendQuery(conn_, sql.c_str())
                 : PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(values.size()),
-                                    nullptr, values.data(), nullptr, nullptr, 0);
+                                    oids.empty() ? nullptr : oids.data(), values.data(),
+                                    nullptr, nullptr, 0);
   if (broken_ || !sent)
     return lose_later(pq_message(PQerrorMessage(conn_)));
   PQsetSingleRowMode(conn_);
@@ -397,6 +416,7 @@ void pg_async_connection::relay(const std::string& sql,
 }
 
 void pg_async_connection::relay_extended(const std::string& sql, const parameters& params,
+                                         const std::vector<uint32_t>& param_types,
                                          const std::vector<int16_t>& result_formats,
                                          bool describe, bool prepared,
                                          std::shared_ptr<pg_async_listener> to) {
@@ -404,12 +424,15 @@ void pg_async_connection::relay_extended(const std::string& sql, const parameter
   extended_relay_ = true;
   pgwire::statement_ref statement;
   if (prepared) {
-    auto use = statements_.prepare(out_, sql);
+    // The same text with other parameter types is another statement.
+    auto key = pgwire::statement_key(sql, param_types);
+    auto use = statements_.prepare(out_, key);
     statement = {use.name, use.parse};
     if (use.parse)
-      parsing_ = sql;
+      parsing_ = std::move(key);
   }
-  pgwire::extended_messages(out_, sql, params, result_formats, describe, statement);
+  pgwire::extended_messages(out_, sql, params, param_types, result_formats, describe,
+                            statement);
   relay_write();
 }
 

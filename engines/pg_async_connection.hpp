@@ -83,7 +83,7 @@ public:
   /// Runs one statement; its events go to `to`, never from inside run()
   /// or relay(). One run at a time.
   void run(const std::string& sql, const parameters& params,
-           std::shared_ptr<pg_async_listener> to);
+           std::shared_ptr<pg_async_listener> to, const std::vector<uint32_t>& param_types = {});
 
   /// Sends `sql` as a simple Query and hands back the server's answer as
   /// bytes, unparsed (but for counting DataRows and reading an error): for
@@ -96,7 +96,9 @@ public:
   /// A `prepared` statement (the client named it) is kept prepared on
   /// this connection (pgwire::server_statements), so that the server
   /// plans it once; any other goes as the unnamed statement.
+  /// param_types: the client's Parse's (0: the server infers it).
   void relay_extended(const std::string& sql, const parameters& params,
+                      const std::vector<uint32_t>& param_types,
                       const std::vector<int16_t>& result_formats, bool describe,
                       bool prepared, std::shared_ptr<pg_async_listener> to);
 

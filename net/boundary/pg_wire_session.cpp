@@ -367,6 +367,7 @@ private:
   void run(pgwire::run_event& ev) {
     step_ = ev.step;
     columns_sent_ = false;
+    param_types_ = std::move(ev.param_types);
     if (!run_fast(ev))
       run_on_actors(std::move(ev.sql), std::move(ev.params));
   }
@@ -393,9 +394,9 @@ private:
     if (needs_replay(*backend_))
       return give_settings();
     if (!session_.relayable() || !backend_->relay_capable())
-      backend_->run(fast_->sql, params_, shared_from_this());
+      backend_->run(fast_->sql, params_, shared_from_this(), param_types_);
     else if (session_.relays_an_execute())
-      backend_->relay_extended(fast_->sql, params_, session_.relay_result_formats(),
+      backend_->relay_extended(fast_->sql, params_, param_types_, session_.relay_result_formats(),
                                session_.relay_describes(),
                                session_.relays_a_named_statement(), shared_from_this());
     else
@@ -576,6 +577,7 @@ private:
   std::string application_;
 
   bool columns_sent_ = false;
+  std::vector<uint32_t> param_types_; // the running statement's, as its client declared them
 
   // The actor path (wire_session_base has the running statement).
   std::shared_ptr<statement_run> suspended_; // stopped at a row limit

@@ -2,11 +2,13 @@
 #include "protocols/pgwire/backend.hpp"
 
 #include "protocols/common/byte_reader.hpp"
+#include "protocols/common/hex.hpp"
 #include "protocols/pgwire/binary_values.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace qf::pgwire {
 
@@ -228,6 +230,99 @@ bool has_binary_format(const sql_type& t) {
   }
 }
 
+namespace {
+
+/// The array types whose binary form is read: of the element types read.
+bool is_array_oid(uint32_t oid) {
+  for (uint32_t a : {1000u, 1001u, 1005u, 1007u, 1009u, 1014u, 1015u, 1016u, 1021u, 1022u,
+                     1115u, 1182u, 1185u, 1231u, 2951u, 199u})
+    if (oid == a)
+      return true;
+  return false;
+}
+
+/// An array's binary form (dimensions, a null flag, the element type, each
+/// dimension's size and lower bound, then each element's length and
+/// bytes) as its text literal: {"1","2"}, nested per dimension, NULL bare,
+/// [0:1]={...} for lower bounds other than 1. Every element is quoted,
+/// which the input of any element type takes.
+std::optional<std::string> array_from_binary(std::string_view bytes) {
+  byte_reader r{bytes};
+  auto ndim = r.be_i32();
+  auto flags = r.be_i32();
+  auto elem = r.be_u32();
+  if (!ndim || !flags || !elem || *ndim < 0 || *ndim > 6 || is_array_oid(*elem))
+    return std::nullopt;
+  std::vector<int64_t> sizes;
+  std::string bounds;
+  bool other_bounds = false;
+  size_t total = *ndim == 0 ? 0 : 1;
+  for (int d = 0; d < *ndim; ++d) {
+    auto size = r.be_i32();
+    auto lower = r.be_i32();
+    if (!size || !lower || *size < 0 || static_cast<size_t>(*size) > bytes.size())
+      return std::nullopt;
+    sizes.push_back(*size);
+    total *= static_cast<size_t>(*size);
+    if (total > bytes.size()) // each element takes 4 bytes at least
+      return std::nullopt;
+    other_bounds |= *lower != 1;
+    bounds += "[" + std::to_string(*lower) + ":" + std::to_string(int64_t{*lower} + *size - 1) + "]";
+  }
+  std::vector<std::optional<std::string>> items;
+  for (size_t i = 0; i < total; ++i) {
+    auto len = r.be_i32();
+    if (!len || *len < -1)
+      return std::nullopt;
+    if (*len == -1) {
+      items.emplace_back();
+      continue;
+    }
+    auto raw = r.bytes(static_cast<size_t>(*len));
+    if (!raw)
+      return std::nullopt;
+    auto text = binary_param_to_text(*elem, *raw);
+    if (!text)
+      return std::nullopt;
+    items.push_back(std::move(text));
+  }
+  if (r.remaining() != 0)
+    return std::nullopt;
+  if (*ndim == 0)
+    return "{}";
+  std::string out = other_bounds ? bounds + "=" : "";
+  size_t next = 0;
+  // Nested braces: dimension d holds sizes[d] of dimension d + 1's.
+  auto emit = [&](auto& self, size_t d) -> void {
+    out += '{';
+    for (int64_t k = 0; k < sizes[d]; ++k) {
+      if (k > 0)
+        out += ',';
+      if (d + 1 < sizes.size()) {
+        self(self, d + 1);
+        continue;
+      }
+      const auto& item = items[next++];
+      if (!item) {
+        out += "NULL";
+        continue;
+      }
+      out += '"';
+      for (char c : *item) {
+        if (c == '"' || c == '\\')
+          out += '\\';
+        out += c;
+      }
+      out += '"';
+    }
+    out += '}';
+  };
+  emit(emit, 0);
+  return out;
+}
+
+} // namespace
+
 std::optional<std::string> binary_param_to_text(uint32_t oid,
                                                 std::string_view bytes) {
   byte_reader r{bytes};
@@ -280,8 +375,9 @@ std::optional<std::string> binary_param_to_text(uint32_t oid,
       return timestamp_from_binary(bytes);
     case 2950:
       return uuid_from_binary(bytes);
-    case 0:    // unspecified: clients send text-like bytes
-    case 17:   // bytea
+    case 0:  // unspecified: node-postgres sends its Buffers so, for bytea
+    case 17: // bytea: its text form, hex, since the bytes may be anything
+      return "\\x" + to_hex(bytes);
     case 19:   // name
     case 25:   // text
     case 114:  // json
@@ -290,6 +386,8 @@ std::optional<std::string> binary_param_to_text(uint32_t oid,
     case 1043: // varchar
       return std::string{bytes};
     default:
+      if (is_array_oid(oid))
+        return array_from_binary(bytes);
       return std::nullopt;
   }
 }

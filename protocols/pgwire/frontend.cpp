@@ -7,10 +7,11 @@ namespace qf::pgwire {
 
 namespace {
 
-/// Parameter counts are int16 on the wire; anything negative is malformed.
+/// Counts are 16 bits on the wire, read unsigned as PostgreSQL reads them:
+/// a Bind may carry up to 65,535 parameters.
 std::optional<size_t> count(byte_reader& r) {
-  auto n = r.be_i16();
-  if (!n || *n < 0)
+  auto n = r.be_u16();
+  if (!n)
     return std::nullopt;
   return static_cast<size_t>(*n);
 }

@@ -79,6 +79,7 @@ private:
 
 void extended_messages(std::string& out, std::string_view sql,
                        const std::vector<std::optional<std::string>>& params,
+                       const std::vector<uint32_t>& param_types,
                        const std::vector<int16_t>& result_formats, bool describe,
                        statement_ref statement) {
   if (statement.parse) {
@@ -87,7 +88,11 @@ void extended_messages(std::string& out, std::string_view sql,
     out += '\0';
     out += sql;
     out += '\0';
-    byte_writer::put_be_u16(out, 0); // no parameter types: the server infers them
+    // The client's declared types (0: the server infers it), as it parsed
+    // them: `$1 + $2` of two int4 is not ambiguous then.
+    byte_writer::put_be_u16(out, static_cast<uint16_t>(param_types.size()));
+    for (auto oid : param_types)
+      put_be_u32(out, oid);
   }
   {
     message_writer bind{out, 'B'};

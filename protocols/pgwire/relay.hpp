@@ -74,6 +74,7 @@ struct statement_ref {
 /// client that bound and executed a portal reads.
 void extended_messages(std::string& out, std::string_view sql,
                        const std::vector<std::optional<std::string>>& params,
+                       const std::vector<uint32_t>& param_types,
                        const std::vector<int16_t>& result_formats, bool describe,
                        statement_ref statement = {});
 

@@ -2,7 +2,19 @@
 
 #include "protocols/pgwire/relay.hpp"
 
+#include <algorithm>
+
 namespace qf::pgwire {
+
+std::string statement_key(std::string_view sql, const std::vector<uint32_t>& param_types) {
+  std::string key{sql};
+  if (std::any_of(param_types.begin(), param_types.end(), [](uint32_t t) { return t != 0; })) {
+    key += '\0'; // no SQL text holds one
+    for (auto t : param_types)
+      key += std::to_string(t) + ',';
+  }
+  return key;
+}
 
 server_statements::server_statements(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {
   // nop

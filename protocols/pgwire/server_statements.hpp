@@ -17,6 +17,10 @@
 
 namespace qf::pgwire {
 
+/// What a server statement is kept under: its text, and the parameter
+/// types it was parsed with when the client declared any.
+std::string statement_key(std::string_view sql, const std::vector<uint32_t>& param_types);
+
 class server_statements {
 public:
   /// pgbouncer's default max_prepared_statements.

@@ -411,7 +411,7 @@ void server_session::handle_bind(bind& b) {
     return;
   }
   portal p{stmt->second.sql, std::move(b.params), std::move(b.result_formats),
-           !b.statement.empty()};
+           !b.statement.empty(), stmt->second.param_types};
   for (size_t i = 0; i < p.params.size(); ++i) {
     auto format = formats.empty() ? 0 : formats.size() == 1 ? formats[0]
                                                             : formats[i];
@@ -499,11 +499,11 @@ void server_session::describe_statement(const std::string& sql,
   extended_ = true;
   send_description_ = true;
   send_rows_ = false;
-  describing_ = std::move(param_types);
+  describing_ = param_types;
   state_ = state::running;
   current_step_ = transaction_step::none;
   events_.push_back(run_event{current_, std::vector<std::optional<std::string>>(placeholders),
-                              current_step_});
+                              current_step_, std::move(param_types)});
 }
 
 std::optional<int32_t> server_session::next_is_execute_of(
@@ -573,7 +573,7 @@ void server_session::handle_execute(const std::string& portal_name,
   }
   current_step_ = current_step_of();
   leaving_for_engine();
-  events_.push_back(run_event{current_, p->second.params, current_step_});
+  events_.push_back(run_event{current_, p->second.params, current_step_, p->second.param_types});
 }
 
 /// Execute of a suspended portal: rows held back go first, then the driver
@@ -758,15 +758,12 @@ void server_session::handle_query(std::string sql) {
     send_ready();
     return;
   }
-  // A script that SETs keeps running statement by statement: a SET inside
-  // a block could not be kept for the client's next statements.
+  // A script that SETs for the session keeps running statement by
+  // statement: a SET inside a block could not be kept for the client's
+  // next statements. SET LOCAL is the block's, as on PostgreSQL.
   script_in_one_transaction_
     = pending_.size() > 1 && opts_.scripts_in_one_transaction
-      && std::none_of(pending_.begin(), pending_.end(),
-                      [](std::string_view st) {
-                        auto kw = sql::leading_keyword(st);
-                        return kw == "SET" || kw == "RESET";
-                      })
+      && std::none_of(pending_.begin(), pending_.end(), sql::changes_session_setting)
       && opts_.scripts_in_one_transaction(query_text_);
   state_ = state::running;
   next_statement();
@@ -871,7 +868,8 @@ bool server_session::local_statement(std::string_view kw) const {
   // Outside a block there is nothing to end: answered here, as PostgreSQL
   // does, with a warning.
   if (kw == "COMMIT" || kw == "END" || kw == "ROLLBACK" || kw == "ABORT")
-    return transaction_ == transaction::idle;
+    return transaction_ == transaction::idle
+           && sql::transaction_effect_of(current_, kw) == sql::transaction_effect::ends;
   if ((kw == "SET" || kw == "SHOW" || kw == "RESET") && opts_.settings_on_server
       && !names_application(current_) && opts_.settings_on_server(current_))
     return false;

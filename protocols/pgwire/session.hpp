@@ -58,6 +58,8 @@ struct run_event {
   std::string sql;
   std::vector<std::optional<std::string>> params; // $1... as text
   transaction_step step = transaction_step::none;
+  /// The types the client's Parse declared for them (0: not declared).
+  std::vector<uint32_t> param_types{};
 };
 
 /// A CancelRequest: the driver cancels that session's statement. This
@@ -230,6 +232,7 @@ private:
     std::vector<std::optional<std::string>> params;
     std::vector<int16_t> result_formats;
     bool named_statement = false;
+    std::vector<uint32_t> param_types; // its statement's
   };
 
   void process();

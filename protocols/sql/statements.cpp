@@ -225,16 +225,31 @@ bool contains_ignoring_case(std::string_view s, std::string_view word) {
   return false;
 }
 
-/// A call of a function that takes a lock held by the session, not the
-/// transaction: MySQL's GET_LOCK, PostgreSQL's session advisory locks.
-bool calls_session_lock(std::string_view s) {
+/// A call of a function that leaves state in the session, not the
+/// transaction: MySQL's GET_LOCK, PostgreSQL's session advisory locks, and
+/// set_config() (which a SET's replay cannot follow: its name and value
+/// may be parameters or computed), in any spelling ("SET_CONFIG (",
+/// "pg_catalog.set_config(", quoted), in a DO block or a CTE alike.
+bool calls_session_function(std::string_view s) {
   for (size_t open = s.find('('); open != std::string_view::npos; open = s.find('(', open + 1)) {
-    size_t start = open;
-    while (start > 0 && (std::isalnum(static_cast<unsigned char>(s[start - 1])) || s[start - 1] == '_'))
-      --start;
-    auto name = s.substr(start, open - start);
+    size_t end = open;
+    while (end > 0 && is_space(s[end - 1]))
+      --end;
+    size_t start = end;
+    if (end >= 2 && s[end - 1] == '"') { // "set_config"(
+      auto quote = s.rfind('"', end - 2);
+      if (quote == std::string_view::npos)
+        continue;
+      start = quote + 1;
+      --end;
+    } else {
+      while (start > 0 && (std::isalnum(static_cast<unsigned char>(s[start - 1])) || s[start - 1] == '_'))
+        --start;
+    }
+    auto name = s.substr(start, end - start);
     for (std::string_view fn : {"get_lock", "pg_advisory_lock", "pg_advisory_lock_shared",
-                                "pg_try_advisory_lock", "pg_try_advisory_lock_shared"})
+                                "pg_try_advisory_lock", "pg_try_advisory_lock_shared",
+                                "set_config"})
       if (name.size() == fn.size() && contains_ignoring_case(name, fn))
         return true;
   }
@@ -259,6 +274,8 @@ bool assigns_user_variable(std::string_view s) {
 bool statement_leaves_state(std::string_view statement) {
   auto words = leading_keywords(statement, 5);
   auto starts = [&](std::string_view w) { return words.rfind(w, 0) == 0; };
+  if (starts("CREATE ") && contains_ignoring_case(statement, "pg_temp"))
+    return true; // CREATE TABLE pg_temp.t: temporary without the word
   if (starts("CREATE ")) { // [OR REPLACE] [GLOBAL|LOCAL] TEMP[ORARY]
     for (auto temp : {"CREATE TEMP", "CREATE TEMPORARY", "CREATE GLOBAL TEMP", "CREATE LOCAL TEMP",
                       "CREATE OR REPLACE TEMP", "CREATE GLOBAL TEMPORARY", "CREATE LOCAL TEMPORARY",
@@ -276,7 +293,7 @@ bool statement_leaves_state(std::string_view statement) {
 } // namespace
 
 bool leaves_session_state(std::string_view script) {
-  if (calls_session_lock(script) || assigns_user_variable(script))
+  if (calls_session_function(script) || assigns_user_variable(script))
     return true;
   auto first = leading_keyword(script);
   bool maybe = first == "CREATE" || first == "PREPARE" || first == "LOCK" || first == "DECLARE"

@@ -34,8 +34,9 @@ std::string_view after_leading_keyword(std::string_view statement);
 
 /// Whether the script leaves state in the server's session that its
 /// client may count on and that no other client may see: a temporary
-/// table (view, sequence), an SQL-level prepared statement, a lock held
-/// by the session (GET_LOCK, pg_advisory_lock, LOCK TABLES), a MySQL user
+/// table (view, sequence; also one created in pg_temp), an SQL-level
+/// prepared statement, a lock held by the session (GET_LOCK,
+/// pg_advisory_lock, LOCK TABLES), a set_config() call, a MySQL user
 /// variable, a cursor WITH HOLD, MySQL's USE of another database (where
 /// the fast lane does not replay it). Read from the text, so a function that
 /// does so unseen is not found.

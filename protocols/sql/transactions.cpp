@@ -33,6 +33,8 @@ transaction_effect transaction_effect_of(std::string_view statement,
       rest.remove_prefix(noise.size());
   if (rest == " TO" || rest.starts_with(" TO "))
     return transaction_effect::none; // ROLLBACK TO SAVEPOINT
+  if (rest == " PREPARED" || rest.starts_with(" PREPARED "))
+    return transaction_effect::none; // a two-phase one's, not the session's block
   if (rest.ends_with("AND CHAIN") && !rest.ends_with("AND NO CHAIN"))
     return transaction_effect::none; // a new block starts at once
   return transaction_effect::ends;

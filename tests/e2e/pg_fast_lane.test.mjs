@@ -1586,6 +1586,7 @@ test("a script in one Query runs in one transaction as on PostgreSQL: a failure 
     'SELECT 1 AS one; VACUUM qf_script',
     'INSERT INTO qf_script VALUES (12); SAVEPOINT s; INSERT INTO qf_script VALUES (13)',
     'INSERT INTO qf_script VALUES (14); BEGIN; INSERT INTO qf_script VALUES (15)',
+    "SET LOCAL work_mem = '7MB'; SELECT current_setting('work_mem') AS w",
   ];
   // What a client sees, and what the table holds after each script.
   const outcome = async (c, reset) => {
@@ -1612,4 +1613,74 @@ test("a script in one Query runs in one transaction as on PostgreSQL: a failure 
   assert.deepEqual(got.seen, expected.seen);
   assert.deepEqual(got.warnings, expected.warnings);
   await d.query('DROP TABLE IF EXISTS qf_script');
+});
+
+test('parameters keep the types and binary forms their clients gave them: pgjdbc typed, arrays and bytes; node-postgres Buffers; 40,000 parameters', T, async (t) => {
+  const gw = await laneGateway(t, 24212, { poolSize: 2 });
+  const jdbc = (port) => spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcParameters.java',
+    String(port)], { encoding: 'utf8', timeout: 120000 });
+  const expected = jdbc(new URL(PG_URL).port);
+  assert.equal(expected.status, 0, expected.stderr);
+  const got = jdbc(gw.pgPort);
+  assert.equal(got.status, 0, got.stderr);
+  assert.equal(got.stdout, expected.stdout);
+  assert.match(got.stdout, /^0 5 Integer$/m);
+
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  // node-postgres sends a Buffer in binary, its type left to the server.
+  for (const bytes of [Buffer.from('\\x41'), Buffer.from([0, 255, 10])]) {
+    const { rows } = await c.query('SELECT $1::bytea AS b', [bytes]);
+    assert.deepEqual(rows[0].b, bytes);
+  }
+  const many = Array.from({ length: 40000 }, (_, i) => i % 7);
+  const sum = await c.query(
+    `SELECT sum(x)::int AS s FROM unnest(ARRAY[${many.map((_, i) => `$${i + 1}::int`).join(',')}]) x`, many);
+  assert.equal(sum.rows[0].s, many.reduce((a, b) => a + b, 0));
+});
+
+test('session state that no SET shows keeps its connection for its client: set_config() in any spelling, a table created in pg_temp', T, async (t) => {
+  // Two pooled connections, so that a leak would reach the next client.
+  const gw = await laneGateway(t, 24214, { poolSize: 2, maxRunningQueries: 2 });
+  const leaks = [
+    "SELECT * FROM set_config('statement_timeout', '1ms', false)",
+    "SELECT SET_CONFIG ('statement_timeout', '1ms', 1 = 0)",
+    "DO $$ BEGIN PERFORM pg_catalog.set_config('statement_timeout', '1ms', false); END $$",
+  ];
+  for (const sql of leaks) {
+    const a = await connected(gw);
+    await a.query(sql);
+    // The client that ran it keeps its setting...
+    assert.equal((await a.query("SELECT current_setting('statement_timeout') AS t")).rows[0].t, '1ms', sql);
+    // ...and nobody else gets it, then or after it left.
+    const b = await connected(gw);
+    for (let i = 0; i < 4; i++)
+      assert.equal((await b.query("SELECT current_setting('statement_timeout') AS t")).rows[0].t, '0', sql);
+    await a.end();
+    for (let i = 0; i < 4; i++)
+      assert.equal((await b.query("SELECT current_setting('statement_timeout') AS t")).rows[0].t, '0', sql);
+    await b.end();
+  }
+  const a = await connected(gw);
+  gw.defer(() => a.end());
+  await a.query('CREATE TABLE pg_temp.qf_secret (v text)');
+  await a.query("INSERT INTO pg_temp.qf_secret VALUES ('mine')");
+  const b = await connected(gw);
+  gw.defer(() => b.end());
+  for (let i = 0; i < 4; i++)
+    await assert.rejects(b.query('SELECT * FROM pg_temp.qf_secret'), (e) => e.code === '42P01');
+  assert.deepEqual((await a.query('SELECT v FROM pg_temp.qf_secret')).rows, [{ v: 'mine' }]);
+});
+
+test('COMMIT PREPARED and ROLLBACK PREPARED reach the server (they are not the end of a block)', T, async (t) => {
+  const gw = await laneGateway(t, 24216);
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const d = await direct();
+  t.after(() => d.end());
+  for (const sql of ["COMMIT PREPARED 'qf_none'", "ROLLBACK PREPARED 'qf_none'"]) {
+    const expected = await d.query(sql).then(() => 'ok', (e) => e.code);
+    assert.notEqual(expected, 'ok');
+    assert.equal(await c.query(sql).then(() => 'ok', (e) => e.code), expected, sql);
+  }
 });

@@ -180,7 +180,7 @@ protected:
       if (params.empty() && !prepared)
         conn_->relay(sql, c);
       else
-        conn_->relay_extended(sql, params, {}, false, prepared, c);
+        conn_->relay_extended(sql, params, {}, {}, false, prepared, c);
     });
     EXPECT_EQ(finished.wait_for(30s), std::future_status::ready) << sql;
     return c;

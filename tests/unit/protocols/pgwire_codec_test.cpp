@@ -198,6 +198,22 @@ TEST(pgwire_messages, malformed_bodies_and_unknown_tags_are_rejected) {
   EXPECT_FALSE(decode_one(tagged('B', bind_negative)));
 }
 
+TEST(pgwire_messages, a_bind_carries_up_to_65535_parameters_as_postgresql_reads_them) {
+  std::string b;
+  put_cstring(b, "");
+  put_cstring(b, "");
+  put_be_u16(b, 0);
+  put_be_u16(b, 40000); // above int16's range
+  for (int i = 0; i < 40000; ++i) {
+    put_be_u32(b, 1);
+    b += '7';
+  }
+  put_be_u16(b, 0);
+  auto m = decode_one(tagged('B', b));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(std::get<bind>(*m).params.size(), 40000u);
+}
+
 TEST(pgwire_backend, messages_are_framed_with_their_lengths) {
   std::string out;
   ready_for_query(out, 'I');
@@ -321,6 +337,55 @@ TEST(pgwire_backend, binary_parameters_of_those_types_read_back_as_text) {
   EXPECT_EQ(binary_param_to_text(1114, std::string("\x80\0\0\0\0\0\0\0", 8)), "-infinity");
   // A day far beyond any calendar still reads without overflow.
   EXPECT_TRUE(binary_param_to_text(1082, std::string("\x2e\x31\0\0", 4)));
+}
+
+namespace {
+
+/// An array's binary form: dimensions, element type, then the elements.
+std::string binary_array(uint32_t elem, std::vector<std::pair<int32_t, int32_t>> dims,
+                         std::vector<std::optional<std::string>> items) {
+  std::string out;
+  put_be_u32(out, static_cast<uint32_t>(dims.size()));
+  put_be_u32(out, 0);
+  put_be_u32(out, elem);
+  for (auto [size, lower] : dims) {
+    put_be_u32(out, static_cast<uint32_t>(size));
+    put_be_u32(out, static_cast<uint32_t>(lower));
+  }
+  for (const auto& item : items) {
+    put_be_u32(out, item ? static_cast<uint32_t>(item->size()) : 0xFFFFFFFF);
+    if (item)
+      out += *item;
+  }
+  return out;
+}
+
+std::string be32(uint32_t v) {
+  std::string out;
+  put_be_u32(out, v);
+  return out;
+}
+
+} // namespace
+
+TEST(pgwire_backend, binary_bytea_and_arrays_read_back_as_their_text_forms) {
+  // bytea (and node-postgres's Buffers, sent with no type): hex, whatever the bytes.
+  EXPECT_EQ(binary_param_to_text(17, std::string("\0\xff\\x41", 5)), "\\x00ff5c7834");
+  EXPECT_EQ(binary_param_to_text(0, "A"), "\\x41");
+  EXPECT_EQ(binary_param_to_text(25, "plain"), "plain") << "text's binary form is its text";
+  EXPECT_EQ(binary_param_to_text(1007, binary_array(23, {{3, 1}}, {be32(1), std::nullopt, be32(-2u)})),
+            "{\"1\",NULL,\"-2\"}");
+  EXPECT_EQ(binary_param_to_text(1009, binary_array(25, {{2, 1}, {1, 1}}, {"a\"b", "c\\d"})),
+            "{{\"a\\\"b\"},{\"c\\\\d\"}}");
+  EXPECT_EQ(binary_param_to_text(1007, binary_array(23, {{1, 0}}, {be32(5)})), "[0:0]={\"5\"}");
+  EXPECT_EQ(binary_param_to_text(1007, binary_array(23, {}, {})), "{}");
+  // Malformed: lengths past the end, more elements claimed than carried, an
+  // element type not read, bytes left over.
+  EXPECT_FALSE(binary_param_to_text(1007, binary_array(23, {{2, 1}}, {be32(1)})));
+  EXPECT_FALSE(binary_param_to_text(1007, binary_array(23, {{1 << 30, 1}}, {be32(1)})));
+  EXPECT_FALSE(binary_param_to_text(1007, binary_array(3904, {{1, 1}}, {be32(1)})));
+  EXPECT_FALSE(binary_param_to_text(1007, binary_array(23, {{1, 1}}, {be32(1)}) + "x"));
+  EXPECT_FALSE(binary_param_to_text(1007, "\xff\xff\xff\xff"));
 }
 
 TEST(pgwire_backend, text_values_follow_postgres_spelling) {

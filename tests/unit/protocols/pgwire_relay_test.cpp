@@ -181,7 +181,7 @@ TEST(pgwire_relay, an_execute_goes_out_as_parse_bind_describe_execute_sync) {
   // Read back with the frontend's own decoder, as the server reads it.
   std::string out;
   qf::pgwire::extended_messages(out, "SELECT $1, $2", {std::string("a\0b", 3), std::nullopt},
-                                {1}, true);
+                                {25}, {1}, true);
   std::vector<qf::pgwire::message> got;
   std::string_view rest = out;
   while (!rest.empty()) {
@@ -197,7 +197,7 @@ TEST(pgwire_relay, an_execute_goes_out_as_parse_bind_describe_execute_sync) {
   auto& p = std::get<qf::pgwire::parse>(got[0]);
   EXPECT_EQ(p.statement, "");
   EXPECT_EQ(p.sql, "SELECT $1, $2");
-  EXPECT_TRUE(p.param_types.empty());
+  EXPECT_EQ(p.param_types, std::vector<uint32_t>{25}) << "as the client declared: $2 inferred";
   auto& b = std::get<qf::pgwire::bind>(got[1]);
   EXPECT_EQ(b.portal, "");
   EXPECT_TRUE(b.param_formats.empty()); // all text
@@ -211,6 +211,6 @@ TEST(pgwire_relay, an_execute_goes_out_as_parse_bind_describe_execute_sync) {
   EXPECT_TRUE(std::holds_alternative<qf::pgwire::sync>(got[4]));
 
   std::string without;
-  qf::pgwire::extended_messages(without, "SELECT 1", {}, {}, false);
+  qf::pgwire::extended_messages(without, "SELECT 1", {}, {}, {}, false);
   EXPECT_EQ(without.find("D\0\0\0\6P", 0, 7), std::string::npos); // no Describe
 }

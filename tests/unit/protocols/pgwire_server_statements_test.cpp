@@ -99,7 +99,7 @@ TEST(pgwire_server_statements, forgetting_all_closes_every_name_once) {
 
 TEST(pgwire_server_statements, a_named_execute_binds_without_parsing_when_prepared) {
   std::string out;
-  qf::pgwire::extended_messages(out, "SELECT $1", {std::string("7")}, {}, false,
+  qf::pgwire::extended_messages(out, "SELECT $1", {std::string("7")}, {}, {}, false,
                                 {"qf_s9", false});
   qf::pgwire::frame f;
   auto d = qf::pgwire::next_frame(out, false, 1 << 20, f);
@@ -111,7 +111,7 @@ TEST(pgwire_server_statements, a_named_execute_binds_without_parsing_when_prepar
   EXPECT_EQ(b->statement, "qf_s9");
 
   out.clear();
-  qf::pgwire::extended_messages(out, "SELECT $1", {std::string("7")}, {}, false,
+  qf::pgwire::extended_messages(out, "SELECT $1", {std::string("7")}, {}, {}, false,
                                 {"qf_s9", true});
   d = qf::pgwire::next_frame(out, false, 1 << 20, f);
   ASSERT_EQ(d.status, qf::pgwire::decode_status::ok);

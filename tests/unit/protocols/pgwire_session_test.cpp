@@ -261,6 +261,7 @@ namespace {
 server_session started_with_scripts_in_one_transaction() {
   auto opts = test_options();
   opts.scripts_in_one_transaction = [](std::string_view) { return true; };
+  opts.settings_on_server = [](std::string_view) { return true; }; // both: the engine is PostgreSQL
   server_session s{opts};
   s.feed(startup_bytes("alice"));
   s.next_event();
@@ -365,6 +366,9 @@ TEST(pgwire_session, a_script_that_sets_or_one_the_driver_keeps_apart_runs_state
   auto s = started_with_scripts_in_one_transaction();
   s.feed(query_message("SET search_path TO a; SELECT 1"));
   EXPECT_NE(run_next(s).first, "BEGIN");
+  auto local = started_with_scripts_in_one_transaction();
+  local.feed(query_message("SET LOCAL work_mem = '7MB'; SELECT 1"));
+  EXPECT_EQ(run_next(local).first, "BEGIN") << "SET LOCAL is the block's: it needs one";
   auto plain = started();
   plain.feed(query_message("SELECT 1; SELECT 2"));
   EXPECT_EQ(run_next(plain).first, "SELECT 1");
@@ -435,6 +439,16 @@ TEST(pgwire_session, commit_outside_a_block_warns_and_settings_are_local) {
   auto out = s.take_output();
   EXPECT_EQ(completions(out), std::vector<std::string>{"COMMIT"});
   EXPECT_EQ(tags(out), "NCZ"); // with a warning: no transaction in progress
+  // Not the session's block: the server's prepared transactions, its errors.
+  for (auto sql : {"COMMIT PREPARED 'tx1'", "ROLLBACK PREPARED 'tx1'", "ROLLBACK TO a",
+                   "COMMIT AND CHAIN"}) {
+    s.feed(query_message(sql));
+    auto ev = s.next_event();
+    ASSERT_TRUE(ev) << sql;
+    EXPECT_EQ(std::get<run_event>(*ev).step, transaction_step::none) << sql;
+    s.fail({"ERROR", "42704", "no such prepared transaction", ""});
+    s.take_output();
+  }
 
   s.feed(query_message("SET application_name = 'report'; SHOW application_name"));
   EXPECT_FALSE(s.next_event());
@@ -881,14 +895,19 @@ TEST(sql_statements, statements_that_leave_session_state_are_told_apart) {
                    "DECLARE c CURSOR WITH HOLD FOR SELECT 1", "SELECT GET_LOCK('job', 10)",
                    "select pg_advisory_lock(1)", "SELECT pg_try_advisory_lock_shared(7)",
                    "SELECT @v := 5", "SELECT 'x' INTO @v", "SET @v = 1", "set @a = 1, @@sql_mode = ''",
-                   "USE reports", "use `my db`"})
+                   "USE reports", "use `my db`", "CREATE TABLE pg_temp.t (x int)",
+                   "select * from set_config('statement_timeout', '1ms', false)",
+                   "SELECT SET_CONFIG ('a.b', $1, 1 = 0)", "select pg_catalog.\"set_config\"('x', 'y', false)",
+                   "DO $$ BEGIN PERFORM set_config('search_path', 'a', false); END $$",
+                   "WITH s AS (SELECT set_config('work_mem', '8MB', false)) SELECT * FROM s"})
     EXPECT_TRUE(sql::leaves_session_state(yes)) << yes;
   for (auto no : {"CREATE TABLE temperatures (x int)", "SELECT 'create temp table' AS t",
                   "-- create temp table t\nSELECT 1", "SELECT pg_advisory_xact_lock(1)",
                   "SELECT abalance FROM pgbench_accounts WHERE aid = 1", "SELECT data @> '{}' FROM t",
                   "DO $$ BEGIN x := 1; END $$", "SELECT x::int FROM t", "SELECT @v",
                   "DECLARE c CURSOR FOR SELECT 1", "SELECT my_get_lock(1)", "SET @@autocommit = 1",
-                  "SET NAMES utf8mb4", "SELECT @@version", "SELECT user FROM t"})
+                  "SET NAMES utf8mb4", "SELECT @@version", "SELECT user FROM t",
+                  "SELECT my_set_config('a')", "SELECT current_setting('work_mem')", "SELECT \"x\"(1)"})
     EXPECT_FALSE(sql::leaves_session_state(no)) << no;
 }
 

@@ -30,7 +30,8 @@ TEST(sql_transactions, commit_and_rollback_end_blocks) {
 TEST(sql_transactions, savepoint_rollbacks_and_chains_keep_the_block_open) {
   for (auto s : {"ROLLBACK TO a", "rollback to savepoint a", "ROLLBACK WORK TO SAVEPOINT a",
                  "ROLLBACK TRANSACTION TO SAVEPOINT a", "COMMIT AND CHAIN",
-                 "ROLLBACK WORK AND CHAIN", "SAVEPOINT a", "RELEASE SAVEPOINT a"})
+                 "ROLLBACK WORK AND CHAIN", "SAVEPOINT a", "RELEASE SAVEPOINT a",
+                 "COMMIT PREPARED 'x'", "rollback prepared 'x'"})
     EXPECT_EQ(effect(s), transaction_effect::none) << s;
 }
 
