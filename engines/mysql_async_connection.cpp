@@ -304,6 +304,10 @@ void mysql_async_connection::fail(engine_error e) {
 }
 
 void mysql_async_connection::finish(int64_t affected) {
+  insert_id_ = mysql_insert_id(conn_);
+  warnings_ = static_cast<uint16_t>(mysql_warning_count(conn_));
+  const char* info = mysql_info(conn_);
+  info_ = info ? info : "";
   end_run();
   report(std::exchange(to_, nullptr),
          [affected](mysql_async_listener& l) { l.on_done(affected); });

@@ -86,6 +86,19 @@ public:
   /// known without a round trip.
   bool quiet() const;
 
+  /// What the server said of the last statement that ended (on_done()):
+  /// the id AUTO_INCREMENT gave (or LAST_INSERT_ID(expr) set), its
+  /// warnings, and its summary ("Rows matched: 1  Changed: 0 ...").
+  uint64_t insert_id() const {
+    return insert_id_;
+  }
+  uint16_t warnings() const {
+    return warnings_;
+  }
+  const std::string& info() const {
+    return info_;
+  }
+
   /// The database it was opened in: a client that names none gets it.
   const std::string& home_database() const {
     return target_.database;
@@ -161,6 +174,9 @@ private:
   size_t width_ = 0;
   row_batch rows_;
   unsigned long thread_id_ = 0;
+  uint64_t insert_id_ = 0;
+  uint16_t warnings_ = 0;
+  std::string info_;
 };
 
 } // namespace qf::engines

@@ -124,9 +124,15 @@ public:
   }
 
   void on_done(int64_t affected_rows) override {
+    mysqlwire::command_result result{affected_rows};
+    if (backend_) { // read before the connection goes back
+      result.insert_id = backend_->insert_id();
+      result.warnings = backend_->warnings();
+      result.info = backend_->info();
+    }
     finish_fast("Success", {});
     session_.server_in_transaction(block_.has_value());
-    session_.complete(affected_rows);
+    session_.complete(result);
     pump();
   }
 

@@ -271,12 +271,13 @@ std::optional<command> parse_command(std::string_view in, uint32_t capabilities)
 }
 
 std::string ok_packet(uint64_t affected_rows, uint64_t last_insert_id,
-                      uint16_t status, uint16_t warnings) {
+                      uint16_t status, uint16_t warnings, std::string_view info) {
   std::string out(1, '\0');
   put_lenenc_int(out, affected_rows);
   put_lenenc_int(out, last_insert_id);
   put_le(out, status, 2);
   put_le(out, warnings, 2);
+  out += info; // the rest of the packet, without CLIENT_SESSION_TRACK
   return out;
 }
 

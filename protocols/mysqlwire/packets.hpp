@@ -160,8 +160,10 @@ std::optional<command> parse_command(std::string_view payload,
 
 // -- server messages ------------------------------------------------------------
 
+/// info: the server's human-readable summary ("Rows matched: 1  Changed:
+/// 0  Warnings: 0"), which clients parse (mysql2's changedRows).
 std::string ok_packet(uint64_t affected_rows, uint64_t last_insert_id,
-                      uint16_t status, uint16_t warnings);
+                      uint16_t status, uint16_t warnings, std::string_view info = {});
 std::string err_packet(uint16_t code, std::string_view sqlstate,
                        std::string_view message);
 std::string eof_packet(uint16_t status, uint16_t warnings);

@@ -366,6 +366,7 @@ void server_session::end_block_with(std::string sql) {
 /// useResetConnection).
 void server_session::reset_connection() {
   ++resets_;
+  last_insert_id_ = 0;
   prepared_.clear();
   prepared_bytes_ = 0;
   autocommit_ = true;
@@ -386,6 +387,7 @@ void server_session::change_user(com_change_user c) {
     return;
   }
   ++resets_;
+  last_insert_id_ = 0;
   prepared_.clear();
   prepared_bytes_ = 0;
   autocommit_ = true;
@@ -510,6 +512,24 @@ bool server_session::answer_locally(const std::string& sql) {
     events_.push_back(kill_event{id, query_only});
     return true;
   }
+  if (low.starts_with("select last_insert_id()") && opts_.settings_on_server
+      && opts_.settings_on_server(text)) {
+    // The id this session's last insert generated, on whichever pooled
+    // connection: that connection's own may be another client's since.
+    auto rest = trim(std::string_view{text}.substr(23));
+    auto alias = rest;
+    if (lower(rest).starts_with("as "))
+      alias = trim(rest.substr(3));
+    bool plain = alias.empty() || std::all_of(alias.begin(), alias.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '_';
+    });
+    if (plain) {
+      std::vector<column> cols{{alias.empty() ? std::string{text.substr(7, 16)} : std::string{alias},
+                                {type_id::bigint}}};
+      send_result(cols, row_batch{1, {cell{std::to_string(last_insert_id_)}}});
+      return true;
+    }
+  }
   if (low == "show warnings" || low == "show errors") {
     std::vector<column> cols{{"Level", {type_id::varchar}},
                              {"Code", {type_id::bigint}},
@@ -619,13 +639,13 @@ void server_session::result_ends(int64_t affected_rows) {
   if (state_ != state::running || after_begin_)
     return;
   more_results_ = true;
-  end_result(affected_rows);
+  end_result(command_result{affected_rows});
   more_results_ = false;
   current_columns_.clear();
   dml_count_.reset();
 }
 
-void server_session::complete(int64_t affected_rows) {
+void server_session::complete(const command_result& result) {
   if (state_ != state::running)
     return;
   after_statement(true);
@@ -635,19 +655,41 @@ void server_session::complete(int64_t affected_rows) {
     current_step_ = sql::transaction_step::inside;
     return;
   }
-  end_result(affected_rows);
+  end_result(result);
   if (using_)
     database_ = std::move(*using_);
+  if (result.insert_id != 0)
+    last_insert_id_ = result.insert_id;
   end_statement();
 }
 
-/// A result set's closing EOF, or a command's OK.
-void server_session::end_result(int64_t affected_rows) {
-  auto affected = dml_count_ ? *dml_count_ : affected_rows;
+namespace {
+
+/// "Rows matched: 3  Changed: 0  Warnings: 0" (an UPDATE's summary): 3.
+std::optional<int64_t> rows_matched(std::string_view info) {
+  constexpr std::string_view prefix = "Rows matched: ";
+  if (!info.starts_with(prefix))
+    return std::nullopt;
+  int64_t n = 0;
+  auto digits = info.substr(prefix.size());
+  auto r = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  return r.ec == std::errc{} ? std::optional<int64_t>{n} : std::nullopt;
+}
+
+} // namespace
+
+/// A result set's closing EOF, or a command's OK. A client that asked for
+/// CLIENT_FOUND_ROWS counts an UPDATE's matched rows, not its changed
+/// ones: the pooled connections are opened without it.
+void server_session::end_result(const command_result& result) {
+  auto affected = dml_count_ ? *dml_count_ : result.affected_rows;
+  if ((client_capabilities_ & client_found_rows) != 0)
+    affected = rows_matched(result.info).value_or(affected);
   if (current_columns_.empty())
-    send(ok_packet(static_cast<uint64_t>(std::max<int64_t>(affected, 0)), 0, status(), 0));
+    send(ok_packet(static_cast<uint64_t>(std::max<int64_t>(affected, 0)), result.insert_id, status(),
+                   result.warnings, result.info));
   else
-    send(eof_packet(status(), 0));
+    send(eof_packet(status(), result.warnings));
 }
 
 void server_session::end_statement() {

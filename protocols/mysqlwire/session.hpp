@@ -72,6 +72,14 @@ struct tls_event {
 using session_event
   = std::variant<login_event, query_event, kill_event, tls_event>;
 
+/// What the server said of a statement without rows, for its OK packet.
+struct command_result {
+  int64_t affected_rows = -1;
+  uint64_t insert_id = 0; // AUTO_INCREMENT's, or LAST_INSERT_ID(expr)'s
+  uint16_t warnings = 0;
+  std::string info{}; // "Rows matched: 1  Changed: 0  Warnings: 0"
+};
+
 /// A MySQL error: code, SQLSTATE and message.
 struct error_info {
   uint16_t code = 1105; // ER_UNKNOWN_ERROR
@@ -115,7 +123,12 @@ public:
   /// result sets, then its status): it ends flagged
   /// SERVER_MORE_RESULTS_EXISTS; columns() opens the next with rows.
   void result_ends(int64_t affected_rows);
-  void complete(int64_t affected_rows);
+  void complete(int64_t affected_rows) {
+    complete(command_result{affected_rows});
+  }
+  /// With what the server said of it: the insert id, the warnings, the
+  /// summary (matched rows where the client asked for CLIENT_FOUND_ROWS).
+  void complete(const command_result& result);
   void fail(const error_info& e);
   /// Before complete() or fail(), where the driver read the server's status
   /// flags: whether it is in a transaction now. That wins over what the
@@ -137,7 +150,7 @@ private:
   void send(std::string_view payload);
   void send_columns(const std::vector<column>& cols);
   void send_result(const std::vector<column>& cols, const row_batch& rows);
-  void end_result(int64_t affected_rows);
+  void end_result(const command_result& result);
   void end_statement();
   void prepare(const std::string& sql);
   void execute(const com_stmt_execute& cmd);
@@ -178,6 +191,9 @@ private:
   bool more_results_ = false; // of the statement: result_ends() is answering
   /// The database the running statement (a USE) makes the default.
   std::optional<std::string> using_;
+  /// What LAST_INSERT_ID() returns: the last id a statement of this
+  /// session generated, whichever pooled connection it ran on.
+  uint64_t last_insert_id_ = 0;
   std::vector<column> current_columns_;
   std::string current_sql_;
   std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row

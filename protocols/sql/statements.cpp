@@ -287,7 +287,7 @@ bool statement_leaves_state(std::string_view statement) {
   if (starts("SELECT") || starts("WITH"))
     return contains_ignoring_case(statement, "into temp");
   return words == "PREPARE" || starts("PREPARE ") || starts("LOCK TABLE") || words == "USE"
-         || starts("USE ") || (starts("DECLARE ") && contains_ignoring_case(statement, "with hold"));
+         || starts("USE ") || starts("HANDLER ") || (starts("DECLARE ") && contains_ignoring_case(statement, "with hold"));
 }
 
 } // namespace
@@ -297,7 +297,7 @@ bool leaves_session_state(std::string_view script) {
     return true;
   auto first = leading_keyword(script);
   bool maybe = first == "CREATE" || first == "PREPARE" || first == "LOCK" || first == "DECLARE"
-               || first == "USE"
+               || first == "USE" || first == "HANDLER"
                || contains_ignoring_case(script, "temp");
   if (!maybe) // most statements: no need to split them
     return false;

@@ -36,7 +36,7 @@ std::string_view after_leading_keyword(std::string_view statement);
 /// client may count on and that no other client may see: a temporary
 /// table (view, sequence; also one created in pg_temp), an SQL-level
 /// prepared statement, a lock held by the session (GET_LOCK,
-/// pg_advisory_lock, LOCK TABLES), a set_config() call, a MySQL user
+/// pg_advisory_lock, LOCK TABLES), a set_config() call, a MySQL HANDLER, a MySQL user
 /// variable, a cursor WITH HOLD, MySQL's USE of another database (where
 /// the fast lane does not replay it). Read from the text, so a function that
 /// does so unseen is not found.

@@ -500,3 +500,41 @@ test("a client's database (named at login, by USE or COM_INIT_DB) is given to wh
   assert.match(cli.stdout, /information_schema\t1/);
   assert.equal(await db(b), 'qftest');
 });
+
+test("what MariaDB says of a statement reaches its client: insertId and LAST_INSERT_ID() (its own, on a shared pool), matched rows for CLIENT_FOUND_ROWS, warnings, the summary", T, async (t) => {
+  const gw = await laneGateway(t, 24268, { poolSize: 2, maxRunningQueries: 4 });
+  const d = await direct(gw);
+  await d.query('DROP TABLE IF EXISTS qf_ids');
+  await d.query('CREATE TABLE qf_ids (id int AUTO_INCREMENT PRIMARY KEY, who varchar(4), v int DEFAULT 1)');
+  gw.defer(() => d.query('DROP TABLE IF EXISTS qf_ids'));
+  const clients = await Promise.all([0, 1, 2, 3].map(() => through(gw)));
+  for (let round = 0; round < 3; round++) {
+    const ids = await Promise.all(clients.map((c, i) => c.query('INSERT INTO qf_ids (who) VALUES (?)', [`c${i}`])
+      .then(([r]) => r.insertId)));
+    assert.equal(new Set(ids).size, 4, `each insert has an id of its own: ${ids}`);
+    const last = await Promise.all(clients.map((c) => c.query('SELECT LAST_INSERT_ID()')
+      .then(([r]) => Number(r[0]['LAST_INSERT_ID()']))));
+    assert.deepEqual(last, ids, "each client's LAST_INSERT_ID() is its own insert's");
+  }
+  const [[{ n }]] = await d.query('SELECT count(*) AS n FROM qf_ids');
+  assert.equal(n, 12);
+  const [exec] = await clients[1].execute('INSERT INTO qf_ids (who) VALUES (?)', ['e']);
+  assert.equal(exec.insertId, 13);
+  // mysql2 asks for CLIENT_FOUND_ROWS: rows matched, changed or not.
+  const [same] = await clients[0].query('UPDATE qf_ids SET v = 1 WHERE id <= 3');
+  assert.equal(same.affectedRows, 3);
+  assert.equal(same.changedRows, 0);
+  assert.match(same.info, /^Rows matched: 3 {2}Changed: 0/);
+  const changed = await mysql.createConnection({ host: '127.0.0.1', port: gw.myPort, user: 'app', database: 'qftest', flags: ['-FOUND_ROWS'] });
+  gw.defer(() => changed.destroy());
+  assert.equal((await changed.query('UPDATE qf_ids SET v = 1 WHERE id <= 3'))[0].affectedRows, 0);
+  await clients[2].query("SET sql_mode = ''");
+  const [warned] = await clients[2].query("INSERT INTO qf_ids (who) VALUES ('too long')");
+  assert.equal(warned.warningStatus, 1);
+  // HANDLER keeps its connection for its client.
+  await clients[3].query('HANDLER qf_ids OPEN AS qf_h');
+  assert.equal((await clients[3].query('HANDLER qf_h READ FIRST'))[0].length, 1);
+  for (let i = 0; i < 3; i++)
+    await assert.rejects(clients[0].query('HANDLER qf_h READ FIRST'), (e) => e.errno === 1109);
+  await clients[3].query('HANDLER qf_h CLOSE');
+});

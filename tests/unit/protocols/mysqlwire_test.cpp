@@ -997,3 +997,31 @@ TEST(mysqlwire_session, without_multi_statements_a_script_is_one_statement) {
   ASSERT_TRUE(ev);
   EXPECT_EQ(std::get<query_event>(*ev).sql, "SELECT 1; SELECT 2"); // the engine refuses it, as MySQL
 }
+
+TEST(mysqlwire_session, ok_packets_carry_the_insert_id_warnings_and_summary_and_last_insert_id_is_the_sessions) {
+  session_options opts{7, std::string(20, 's')};
+  opts.settings_on_server = [](std::string_view) { return true; };
+  auto s = logged_in(opts); // without CLIENT_FOUND_ROWS: changed rows
+  s.feed(command_packet("\x03INSERT INTO t (a) VALUES (1)"));
+  s.next_event();
+  s.complete(command_result{1, 42, 1, "ignored"});
+  auto ok = packets_of(s.take_output()).at(0).payload;
+  EXPECT_EQ(ok.substr(0, 3), std::string("\0\x01\x2a", 3)) << "1 row, id 42";
+  EXPECT_EQ(ok.substr(5, 2), std::string("\x01\0", 2)) << "one warning";
+  EXPECT_EQ(ok.substr(7), "ignored");
+  s.feed(command_packet("\x03UPDATE t SET a = 1"));
+  s.next_event();
+  s.complete(command_result{0, 0, 0, "Rows matched: 3  Changed: 0  Warnings: 0"});
+  EXPECT_EQ(packets_of(s.take_output()).at(0).payload[1], '\0') << "changed rows";
+  s.feed(command_packet("\x03SELECT LAST_INSERT_ID() AS id"));
+  EXPECT_FALSE(s.next_event()) << "this session's, answered here";
+  auto rows = packets_of(s.take_output());
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[3].payload, "\x02" "42");
+
+  auto found = logged_in_with(client_found_rows);
+  found.feed(command_packet("\x03UPDATE t SET a = 1"));
+  found.next_event();
+  found.complete(command_result{0, 0, 0, "Rows matched: 3  Changed: 0  Warnings: 0"});
+  EXPECT_EQ(packets_of(found.take_output()).at(0).payload[1], '\x03') << "matched rows";
+}

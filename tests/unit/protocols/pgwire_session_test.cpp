@@ -895,7 +895,7 @@ TEST(sql_statements, statements_that_leave_session_state_are_told_apart) {
                    "DECLARE c CURSOR WITH HOLD FOR SELECT 1", "SELECT GET_LOCK('job', 10)",
                    "select pg_advisory_lock(1)", "SELECT pg_try_advisory_lock_shared(7)",
                    "SELECT @v := 5", "SELECT 'x' INTO @v", "SET @v = 1", "set @a = 1, @@sql_mode = ''",
-                   "USE reports", "use `my db`", "CREATE TABLE pg_temp.t (x int)",
+                   "USE reports", "use `my db`", "HANDLER t OPEN AS h", "CREATE TABLE pg_temp.t (x int)",
                    "select * from set_config('statement_timeout', '1ms', false)",
                    "SELECT SET_CONFIG ('a.b', $1, 1 = 0)", "select pg_catalog.\"set_config\"('x', 'y', false)",
                    "DO $$ BEGIN PERFORM set_config('search_path', 'a', false); END $$",
