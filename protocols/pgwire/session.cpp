@@ -260,6 +260,15 @@ void server_session::process() {
       continue;
     }
     auto msg = parse_message(f);
+    if (auto batch = msg ? in_a_batch(*msg, r.consumed) : batch_answer::no; batch != batch_answer::no) {
+      // It stays in the input: it runs once the block is open, or once
+      // what follows it tells.
+      if (batch == batch_answer::yes) {
+        state_ = state::running;
+        run_hidden(hidden::begin);
+      }
+      return;
+    }
     in_.erase(0, r.consumed);
     if (!msg) {
       protocol_violation("malformed or unknown message");
@@ -276,6 +285,10 @@ void server_session::process() {
       if (suspended_ && (transaction_ == transaction::idle || suspended_->portal.empty()))
         close_suspended();
       forget(portals_, "");
+      if (implicit_open_) { // the batch's implicit transaction ends here
+        state_ = state::running;
+        return run_hidden(transaction_ == transaction::failed ? hidden::rollback : hidden::commit);
+      }
       send_ready();
       continue;
     }
@@ -295,6 +308,42 @@ void server_session::process() {
     }
     handle_extended(*msg);
   }
+}
+
+/// Whether the run this message starts (an Execute, or the Describe of a
+/// portal with its Execute) has more of the client's messages after it
+/// before the Sync: a batch, which PostgreSQL runs in one implicit
+/// transaction up to that Sync (pgjdbc's executeBatch). A statement
+/// followed by its Sync (or a Flush) needs no block of ours. Not known
+/// yet while the next message has not arrived; it will, as a client
+/// reads no answer before its Flush or Sync.
+server_session::batch_answer server_session::in_a_batch(const message& msg, size_t consumed) const {
+  const std::string* portal_name = nullptr;
+  if (auto* e = std::get_if<execute>(&msg))
+    portal_name = &e->portal;
+  else if (auto* d = std::get_if<describe>(&msg); d && d->kind == 'P')
+    portal_name = &d->name;
+  if (!portal_name || skip_to_sync_ || transaction_ != transaction::idle || implicit_open_
+      || !opts_.scripts_in_one_transaction)
+    return batch_answer::no;
+  auto bound = portals_.find(*portal_name);
+  if (bound == portals_.end())
+    return batch_answer::no;
+  std::string_view rest = std::string_view{in_}.substr(consumed);
+  frame next;
+  auto r = next_frame(rest, false, opts_.max_message, next);
+  if (r.status == decode_status::ok && std::holds_alternative<describe>(msg) && next.tag == 'E') {
+    rest.remove_prefix(r.consumed);
+    r = next_frame(rest, false, opts_.max_message, next);
+  }
+  if (r.status == decode_status::error)
+    return batch_answer::no; // the violation is reported when it is read
+  if (r.status == decode_status::need_more)
+    return batch_answer::not_yet;
+  if (next.tag == 'S' || next.tag == 'H')
+    return batch_answer::no;
+  return opts_.scripts_in_one_transaction(bound->second.sql) ? batch_answer::yes
+                                                             : batch_answer::no;
 }
 
 void server_session::extended_error(const error_fields& e) {
@@ -457,7 +506,7 @@ void server_session::handle_describe(const describe& d) {
     for (auto& t : types)
       if (t == 0)
         t = 25;
-    describe_statement(stmt->second.sql, std::move(types), placeholders);
+    describe_statement(stmt->second.sql, std::move(types), stmt->second.param_types, placeholders);
     return;
   }
   if (!portals_.count(d.name)) {
@@ -478,6 +527,7 @@ void server_session::handle_describe(const describe& d) {
 /// backend, so there, and for commands, the answer is NoData.
 void server_session::describe_statement(const std::string& sql,
                                         std::vector<uint32_t> param_types,
+                                        std::vector<uint32_t> declared_types,
                                         size_t placeholders) {
   auto kw = sql::leading_keyword(sql);
   bool wrappable = kw == "SELECT" || kw == "WITH" || kw == "VALUES" || kw == "TABLE";
@@ -499,11 +549,12 @@ void server_session::describe_statement(const std::string& sql,
   extended_ = true;
   send_description_ = true;
   send_rows_ = false;
-  describing_ = param_types;
+  describing_ = std::move(param_types);
   state_ = state::running;
   current_step_ = transaction_step::none;
+  // The probe declares what the client declared: the server infers the rest.
   events_.push_back(run_event{current_, std::vector<std::optional<std::string>>(placeholders),
-                              current_step_, std::move(param_types)});
+                              current_step_, std::move(declared_types)});
 }
 
 std::optional<int32_t> server_session::next_is_execute_of(
@@ -562,6 +613,18 @@ void server_session::handle_execute(const std::string& portal_name,
   send_rows_ = true;
   awaiting_execute_ = !execute_too;
   state_ = state::running;
+  if (implicit_open_) { // in a batch's implicit transaction, as in a script's
+    if (auto refused = outside_a_block_only(); !refused.empty())
+      return fail(error("25P01", refused + " can only be used in transaction blocks"));
+    if (sql::transaction_step_of(current_, current_keyword_, false) == transaction_step::begin) {
+      implicit_open_ = false; // the block is the client's now
+      if (describe_first)
+        no_data(out_);
+      if (execute_too)
+        command_complete(out_, current_keyword_ == "BEGIN" ? "BEGIN" : "START TRANSACTION");
+      return finish_extended();
+    }
+  }
   if (local_statement(current_keyword_)) {
     if (describe_first)
       no_data(out_);
@@ -853,8 +916,15 @@ void server_session::hidden_ended(const error_fields* error) {
   auto what = std::exchange(hidden_, hidden::none);
   after_statement(error == nullptr);
   implicit_open_ = what == hidden::begin && !error;
-  if (what == hidden::begin && !error)
+  bool script = next_pending_ < pending_.size(); // else an extended batch
+  if (what == hidden::begin && !error && script)
     return next_statement();
+  if (what == hidden::begin && !script) { // the batch's message waits in the input
+    if (error)
+      extended_error(*error);
+    state_ = state::idle;
+    return process();
+  }
   if (error && what != hidden::rollback) // a deferred constraint, say: the script's error
     error_response(out_, *error);
   end_query();

@@ -255,8 +255,10 @@ private:
   void handle_execute(const std::string& portal_name, bool describe_first,
                       int32_t max_rows);
   void resume(int32_t max_rows);
+  /// param_types: announced in the ParameterDescription; declared_types:
+  /// the client's own, for the probe.
   void describe_statement(const std::string& sql, std::vector<uint32_t> param_types,
-                          size_t placeholders);
+                          std::vector<uint32_t> declared_types, size_t placeholders);
   void close_suspended();
   void extended_error(const error_fields& e);
   /// The row limit of an Execute of this portal waiting next, if one is.
@@ -277,6 +279,8 @@ private:
   /// the rest is skipped, the implicit transaction rolled back.
   void query_failed();
   std::string outside_a_block_only() const;
+  enum class batch_answer { no, yes, not_yet };
+  batch_answer in_a_batch(const message& msg, size_t consumed) const;
   /// keyword: the statement's leading one (sql::leading_keyword).
   bool local_statement(std::string_view keyword) const;
   /// What the session itself does as the current statement goes to the

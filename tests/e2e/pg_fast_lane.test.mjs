@@ -1684,3 +1684,15 @@ test('COMMIT PREPARED and ROLLBACK PREPARED reach the server (they are not the e
     assert.equal(await c.query(sql).then(() => 'ok', (e) => e.code), expected, sql);
   }
 });
+
+test("pgjdbc's executeBatch in autocommit is one transaction, as on PostgreSQL: a failing row undoes the rows before it", T, async (t) => {
+  const gw = await laneGateway(t, 24218, { poolSize: 2 });
+  const run = (port) => spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcBatch.java',
+    String(port)], { encoding: 'utf8', timeout: 120000 });
+  const expected = run(new URL(PG_URL).port);
+  assert.equal(expected.status, 0, expected.stderr);
+  assert.equal(expected.stdout, '23505 0\nok 3\n');
+  const got = run(gw.pgPort);
+  assert.equal(got.status, 0, got.stderr);
+  assert.equal(got.stdout, expected.stdout);
+});

@@ -816,6 +816,7 @@ TEST(pgwire_session, describe_statement_announces_parameters) {
   auto& probe = std::get<run_event>(*ev);
   EXPECT_EQ(probe.sql, "SELECT * FROM (SELECT $1, $2 WHERE '$9' = $2\n) AS qf_describe LIMIT 0");
   EXPECT_EQ(probe.params, (std::vector<std::optional<std::string>>(2)));
+  EXPECT_EQ(probe.param_types, std::vector<uint32_t>{23}) << "what the client declared, no more";
   EXPECT_TRUE(s.columns({{"a", {type_id::integer}}, {"b", {type_id::varchar}}}));
   s.complete(-1);
   auto out = s.take_output();
@@ -1114,4 +1115,57 @@ TEST(pgwire_session, a_connection_sets_a_bounded_number_of_settings) {
   EXPECT_NE(out.find("53400"), std::string::npos);
   s.feed(query_message("SET qf.setting_7 = 2")); // a known one changes as ever
   EXPECT_EQ(completions(s.take_output()), std::vector<std::string>{"SET"});
+}
+
+TEST(pgwire_session, a_batch_before_one_sync_runs_in_one_implicit_transaction) {
+  auto s = started_with_scripts_in_one_transaction();
+  s.feed(parse_msg("", "INSERT INTO t VALUES (1)") + bind_msg("", "", {}) + execute_msg("")
+         + parse_msg("", "SELECT 1/0") + bind_msg("", "", {}) + execute_msg("") + sync_msg);
+  EXPECT_EQ(run_next(s), (std::pair<std::string, transaction_step>{"BEGIN", transaction_step::begin}));
+  s.complete(0);
+  EXPECT_EQ(run_next(s).second, transaction_step::inside);
+  s.complete(1);
+  EXPECT_EQ(run_next(s).first, "SELECT 1/0");
+  s.fail({"ERROR", "22012", "division by zero", ""});
+  EXPECT_EQ(run_next(s), (std::pair<std::string, transaction_step>{"ROLLBACK", transaction_step::end}))
+    << "at the Sync: the insert goes with the failure, as on PostgreSQL";
+  s.complete(0);
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "12C12EZ");
+  EXPECT_EQ(out.back(), 'I');
+
+  // A statement and its Sync: no block of ours (node-postgres, pgbench).
+  s.feed(parse_msg("", "INSERT INTO t VALUES (2)") + bind_msg("", "", {}) + describe_msg('P', "")
+         + execute_msg("") + sync_msg);
+  EXPECT_EQ(run_next(s).first, "INSERT INTO t VALUES (2)");
+  s.columns({});
+  s.complete(1);
+  EXPECT_EQ(run_next(s).first, "(none)");
+  EXPECT_EQ(s.take_output().back(), 'I');
+
+  // A batch that succeeds commits at its Sync; a BEGIN in it makes the block the client's.
+  s.feed(parse_msg("", "INSERT INTO t VALUES (3)") + bind_msg("", "", {}) + execute_msg("")
+         + bind_msg("", "", {}) + execute_msg("") + sync_msg);
+  EXPECT_EQ(run_next(s).first, "BEGIN");
+  s.complete(0);
+  run_next(s);
+  s.complete(1);
+  run_next(s);
+  s.complete(1);
+  EXPECT_EQ(run_next(s), (std::pair<std::string, transaction_step>{"COMMIT", transaction_step::end}));
+  s.complete(0);
+  EXPECT_EQ(tags(s.take_output()), "12C2CZ");
+}
+
+TEST(pgwire_session, an_execute_waits_for_the_next_message_to_tell_whether_a_batch_goes_on) {
+  auto s = started_with_scripts_in_one_transaction();
+  s.feed(parse_msg("", "INSERT INTO t VALUES (1)") + bind_msg("", "", {}) + execute_msg(""));
+  EXPECT_EQ(run_next(s).first, "(none)") << "not before what follows it arrives";
+  s.feed(sync_msg);
+  EXPECT_EQ(run_next(s).first, "INSERT INTO t VALUES (1)") << "its Sync came: no block of ours";
+  s.complete(1);
+  s.take_output();
+  s.feed(parse_msg("", "INSERT INTO t VALUES (2)") + bind_msg("", "", {}) + execute_msg(""));
+  s.feed(bind_msg("", "", {}));
+  EXPECT_EQ(run_next(s).first, "BEGIN") << "more of the batch came";
 }
