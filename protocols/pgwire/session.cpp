@@ -349,6 +349,8 @@ server_session::batch_answer server_session::in_a_batch(const message& msg, size
 void server_session::extended_error(const error_fields& e) {
   error_response(out_, e);
   skip_to_sync_ = true; // PostgreSQL ignores the batch up to Sync
+  if (transaction_ == transaction::open) // and the error aborts the block it is in
+    transaction_ = transaction::failed;
 }
 
 void server_session::handle_extended(message& msg) {
@@ -585,6 +587,8 @@ void server_session::handle_execute(const std::string& portal_name,
   }
   if (suspended_)
     close_suspended(); // one run at a time per session
+  if (p->second.ran && !describe_first)
+    return execute_finished(portal_name, p->second.sql);
   bool execute_too = !describe_first;
   if (describe_first) {
     auto limit = next_is_execute_of(portal_name);
@@ -637,6 +641,28 @@ void server_session::handle_execute(const std::string& portal_name,
   current_step_ = current_step_of();
   leaving_for_engine();
   events_.push_back(run_event{current_, p->second.params, current_step_, p->second.param_types});
+}
+
+/// An Execute of a portal whose run ended: PostgreSQL runs nothing again.
+/// A query's portal (rows, or RETURNING's) has none left; a command's
+/// cannot be run.
+void server_session::execute_finished(const std::string& name, const std::string& sql) {
+  auto kw = sql::leading_keyword(sql);
+  std::string lowered(sql.size(), ' ');
+  std::transform(sql.begin(), sql.end(), lowered.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (!sql::returns_rows(kw) && lowered.find("returning") == std::string::npos)
+    return extended_error(error("55000", "portal \"" + name + "\" cannot be run"));
+  command_complete(out_, kw == "INSERT"                                   ? "INSERT 0 0"
+                         : kw == "UPDATE" || kw == "DELETE" || kw == "MERGE" ? kw + " 0"
+                                                                            : "SELECT 0");
+}
+
+/// The portal that ran to its end (not suspended): an Execute of it again
+/// runs nothing (execute_finished).
+void server_session::portal_ran() {
+  if (auto p = portals_.find(running_portal_); p != portals_.end())
+    p->second.ran = true;
 }
 
 /// Execute of a suspended portal: rows held back go first, then the driver
@@ -1142,7 +1168,10 @@ void server_session::complete(int64_t affected_rows) {
   }
   row_limit_ = 0;
   const auto& kw = current_keyword_;
-  auto affected = dml_count_ ? *dml_count_ : std::max<int64_t>(affected_rows, 0);
+  // RETURNING's rows are its count where the engine gave none.
+  auto affected = dml_count_                                      ? *dml_count_
+                  : affected_rows < 0 && !current_columns_.empty() ? rows_sent_
+                                                                   : std::max<int64_t>(affected_rows, 0);
   std::string tag;
   if (kw == "INSERT")
     tag = "INSERT 0 " + std::to_string(affected);
@@ -1164,8 +1193,10 @@ void server_session::complete(int64_t affected_rows) {
     tag = sql::leading_keywords(current_, 2);
   after_statement(true);
   if (extended_) {
-    if (send_rows_)
+    if (send_rows_) {
       command_complete(out_, tag);
+      portal_ran();
+    }
     finish_extended();
     return;
   }
@@ -1220,6 +1251,8 @@ void server_session::relay_end(bool failed) {
     after_statement(!failed);
     if (failed) // the relayed ErrorResponse told the client
       skip_to_sync_ = true;
+    else
+      portal_ran();
     finish_extended();
     return;
   }

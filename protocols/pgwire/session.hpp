@@ -233,6 +233,7 @@ private:
     std::vector<int16_t> result_formats;
     bool named_statement = false;
     std::vector<uint32_t> param_types; // its statement's
+    bool ran = false;                  // to its end: nothing runs again
   };
 
   void process();
@@ -255,6 +256,8 @@ private:
   void handle_execute(const std::string& portal_name, bool describe_first,
                       int32_t max_rows);
   void resume(int32_t max_rows);
+  void execute_finished(const std::string& name, const std::string& sql);
+  void portal_ran();
   /// param_types: announced in the ParameterDescription; declared_types:
   /// the client's own, for the probe.
   void describe_statement(const std::string& sql, std::vector<uint32_t> param_types,

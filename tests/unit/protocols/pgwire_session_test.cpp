@@ -1169,3 +1169,25 @@ TEST(pgwire_session, an_execute_waits_for_the_next_message_to_tell_whether_a_bat
   s.feed(bind_msg("", "", {}));
   EXPECT_EQ(run_next(s).first, "BEGIN") << "more of the batch came";
 }
+
+TEST(pgwire_session, a_portal_that_ran_to_its_end_runs_nothing_again) {
+  auto s = started();
+  s.feed(parse_msg("", "INSERT INTO t VALUES (1)") + bind_msg("p", "", {}) + execute_msg("p")
+         + execute_msg("p") + sync_msg);
+  EXPECT_EQ(run_next(s).first, "INSERT INTO t VALUES (1)");
+  s.relay_end(false); // relayed, as the fast lane does
+  EXPECT_EQ(run_next(s).first, "(none)") << "not inserted twice";
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "12EZ");
+  EXPECT_NE(out.find("portal \"p\" cannot be run"), std::string::npos);
+
+  s.feed(parse_msg("", "SELECT 1") + bind_msg("q", "", {}) + execute_msg("q") + execute_msg("q")
+         + sync_msg);
+  run_next(s);
+  s.columns({{"x", {type_id::integer}}});
+  s.rows(one_row("1"));
+  s.complete(-1);
+  EXPECT_EQ(run_next(s).first, "(none)");
+  EXPECT_EQ(completions(s.take_output()), (std::vector<std::string>{"SELECT 1", "SELECT 0"}))
+    << "a query's portal has no rows left";
+}
