@@ -730,6 +730,7 @@ void server_session::close_suspended() {
   suspended_.reset();
   held_ = {};
   held_from_ = 0;
+  row_limit_ = 0;
   events_.push_back(close_run_event{});
 }
 
@@ -839,6 +840,10 @@ void server_session::reject(const error_fields& e) {
 void server_session::handle_query(std::string sql) {
   if (suspended_)
     close_suspended(); // one run at a time per session
+  // Nothing of an Execute's stays: the limit of a portal closed early
+  // made the next query's run pause (and lose its relay) at that limit.
+  row_limit_ = 0;
+  awaiting_execute_ = false;
   query_text_ = std::move(sql);
   sql::split_statements(query_text_, pending_);
   next_pending_ = 0;

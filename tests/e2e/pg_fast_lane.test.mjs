@@ -1696,3 +1696,22 @@ test("pgjdbc's executeBatch in autocommit is one transaction, as on PostgreSQL: 
   assert.equal(got.status, 0, got.stderr);
   assert.equal(got.stdout, expected.stdout);
 });
+
+test('after a cursor closed early, the next queries get their own types and all their rows', T, async (t) => {
+  const gw = await laneGateway(t, 24220);
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const readTwoAndClose = async () => {
+    const cursor = c.query(new Cursor('SELECT g FROM generate_series(1, 10) g'));
+    assert.equal((await cursor.read(2)).length, 2);
+    await cursor.close();
+  };
+  await readTwoAndClose();
+  const r = await c.query("SELECT '{1,2}'::int[] AS ia, 'a'::text AS t, '{}'::jsonb AS jb");
+  assert.deepEqual(r.fields.map((f) => f.dataTypeID), [1007, 25, 3802]);
+  assert.deepEqual(r.rows[0].ia, [1, 2]);
+  await assert.rejects(c.query('SELECT 1/0'), (e) => e.code === '22012');
+  await readTwoAndClose();
+  for (let i = 0; i < 3; i++)
+    assert.equal((await c.query('SELECT generate_series(1, 5) AS g')).rowCount, 5);
+});

@@ -1191,3 +1191,21 @@ TEST(pgwire_session, a_portal_that_ran_to_its_end_runs_nothing_again) {
   EXPECT_EQ(completions(s.take_output()), (std::vector<std::string>{"SELECT 1", "SELECT 0"}))
     << "a query's portal has no rows left";
 }
+
+TEST(pgwire_session, a_query_after_a_portal_closed_early_has_no_row_limit) {
+  auto s = started();
+  s.feed(parse_msg("", "SELECT g FROM generate_series(1, 10) g") + bind_msg("", "", {})
+         + describe_msg('P', "") + execute_msg("", 2) + tagged('H', ""));
+  run_next(s);
+  s.columns({{"g", {type_id::integer}}});
+  s.rows(numbers(1, 2));
+  EXPECT_FALSE(s.wants_rows());
+  s.suspend();
+  s.take_output();
+  s.feed(tagged('C', std::string("P\0", 2)) + sync_msg + query_message("SELECT 1"));
+  while (auto ev = s.next_event())
+    if (auto* run = std::get_if<run_event>(&*ev); run && run->sql == "SELECT 1")
+      break;
+  EXPECT_TRUE(s.relayable()) << "no limit left over: relayed as any query";
+  EXPECT_TRUE(s.wants_rows());
+}
