@@ -111,7 +111,7 @@ private:
 
 void pg_async_connection::open(const std::string& conninfo, io::event_loop& on,
                                opened done, std::chrono::milliseconds timeout) {
-  pq_connect_params params{conninfo};
+  pq_connect_params params{conninfo, pq_connect_params::zone::servers};
   auto* conn = PQconnectStartParams(params.keys, params.values, /*expand_dbname=*/1);
   if (!conn) {
     on.post([done] { done(nullptr, "cannot connect to PostgreSQL: out of memory"); });

@@ -2,6 +2,7 @@
 #include "engines/postgres_results.hpp"
 
 #include "protocols/common/hex.hpp"
+#include "protocols/common/temporal.hpp"
 
 namespace qf::engines {
 
@@ -103,10 +104,9 @@ std::string canonical(type_id t, const char* value, int length) {
       return out;
     }
     case type_id::timestamp_tz:
-      // The session runs in UTC: drop the "+00" PostgreSQL appends.
-      if (v.size() > 3 && v.substr(v.size() - 3) == "+00")
-        v.remove_suffix(3);
-      return std::string{v};
+      // In UTC, canonical: the actor path's sessions run in UTC ("+00"
+      // dropped), the fast lane's in the server's TimeZone.
+      return utc_timestamp_text(v);
     default:
       return std::string{v};
   }

@@ -39,18 +39,23 @@ void keep_notices_from_stderr(PGconn* conn);
 notice notice_of(const PGresult* res);
 
 /// PQconnect*Params keywords: the cluster's conninfo (a URL or key=value
-/// string), sessions in UTC (timestamptz arrives canonical), our
-/// application_name, and a connect timeout.
+/// string), our application_name, a connect timeout, and for the actor
+/// path sessions in UTC (timestamptz arrives canonical, whatever frontend
+/// reads it). The wire fast lane's connections keep the server's own
+/// TimeZone (and the endpoint's options): its clients read the server's
+/// text as they would directly.
 struct pq_connect_params {
-  explicit pq_connect_params(const std::string& conninfo)
-    : values{conninfo.c_str(), "-c TimeZone=UTC", "queryflux", timeout.c_str(), nullptr} {
+  enum class zone { utc, servers };
+
+  explicit pq_connect_params(const std::string& conninfo, zone z = zone::utc)
+    : values{conninfo.c_str(), "queryflux", timeout.c_str(),
+             z == zone::utc ? "-c TimeZone=UTC" : nullptr, nullptr} {
     // nop
   }
 
   std::string timeout = std::to_string(connect_timeout.count()); // declared before values
-  const char* keys[5] = {"dbname", "options", "application_name",
-                         "connect_timeout", nullptr};
-  const char* values[5];
+  const char* keys[5] = {"dbname", "application_name", "connect_timeout", "options", nullptr};
+  const char* values[5]; // null-terminated where "options" is not given
 };
 
 } // namespace qf::engines

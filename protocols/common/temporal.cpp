@@ -1,5 +1,7 @@
 #include "protocols/common/temporal.hpp"
 
+#include <cstdio>
+
 namespace qf {
 
 namespace {
@@ -79,6 +81,52 @@ std::optional<time_of_day> parse_time_of_day(std::string_view s) {
   t.minute = mi;
   t.second = sec;
   return t;
+}
+
+std::string utc_timestamp_text(std::string_view text) {
+  auto sign = text.find_last_of("+-");
+  if (sign == std::string_view::npos || sign < 19) // the date's own dashes come first
+    return std::string{text};
+  auto base = text.substr(0, sign);
+  auto offset = text.substr(sign + 1);
+  uint32_t parts[3] = {0, 0, 0};
+  size_t pos = 0;
+  for (int i = 0; i < 3 && pos < offset.size(); ++i) {
+    if (i > 0 && !expect(offset, pos, ':'))
+      return std::string{text};
+    if (!digits(offset, pos, 2, parts[i]))
+      return std::string{text};
+  }
+  auto t = parse_date_time(base);
+  if (!t || pos != offset.size())
+    return std::string{text};
+  int64_t shift = (int64_t{parts[0]} * 3600 + parts[1] * 60 + parts[2]) * (text[sign] == '+' ? 1 : -1);
+  if (shift == 0)
+    return std::string{base};
+  int64_t secs = days_from_civil(t->year, t->month, t->day) * 86400
+                 + int64_t{t->hour} * 3600 + t->minute * 60 + t->second - shift;
+  int64_t days = (secs >= 0 ? secs : secs - 86399) / 86400;
+  int64_t rest = secs - days * 86400;
+  // civil_from_days (Hinnant), from 1970-01-01.
+  int64_t z = days + 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  auto doe = static_cast<unsigned>(z - era * 146097);
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  unsigned mp = (5 * doy + 2) / 153;
+  unsigned d = doy - (153 * mp + 2) / 5 + 1;
+  unsigned m = mp < 10 ? mp + 3 : mp - 9;
+  int64_t y = static_cast<int64_t>(yoe) + era * 400 + (m <= 2 ? 1 : 0);
+  if (y < 1 || y > 9999)
+    return std::string{text};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u %02u:%02u:%02u", static_cast<int>(y), m, d,
+                static_cast<unsigned>(rest / 3600), static_cast<unsigned>(rest / 60 % 60),
+                static_cast<unsigned>(rest % 60));
+  std::string out = buf;
+  if (auto dot = base.find('.'); dot != std::string_view::npos)
+    out += base.substr(dot); // whole-second offsets leave the fraction alone
+  return out;
 }
 
 int64_t days_from_civil(int year, unsigned month, unsigned day) {

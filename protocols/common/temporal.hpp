@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace qf {
@@ -30,5 +31,11 @@ std::optional<time_of_day> parse_time_of_day(std::string_view text);
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 int64_t days_from_civil(int year, unsigned month, unsigned day);
+
+/// PostgreSQL's text of a timestamptz in whatever TimeZone its session
+/// has ("2024-02-29 21:00:00.5+09", "... -03:30") as canonical UTC text
+/// ("2024-02-29 12:00:00.5"); text it does not read (infinity, BC
+/// years) unchanged.
+std::string utc_timestamp_text(std::string_view text);
 
 } // namespace qf

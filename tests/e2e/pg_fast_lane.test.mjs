@@ -1715,3 +1715,23 @@ test('after a cursor closed early, the next queries get their own types and all 
   for (let i = 0; i < 3; i++)
     assert.equal((await c.query('SELECT generate_series(1, 5) AS g')).rowCount, 5);
 });
+
+test("pooled connections keep the server's own TimeZone (here its role's), so clients read timestamps as they would directly", T, async (t) => {
+  const d = await direct();
+  t.after(() => d.end());
+  await d.query("DO $$ BEGIN CREATE ROLE qf_tokyo LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$");
+  await d.query("ALTER ROLE qf_tokyo SET timezone = 'Asia/Tokyo'");
+  const url = new URL(PG_URL);
+  url.username = 'qf_tokyo';
+  const gw = await laneGateway(t, 24222, { endpoint: url.toString() });
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const sql = "SELECT current_setting('TimeZone') AS zone, '2024-02-29 12:00:00+00'::timestamptz::text AS s, '2024-02-29 12:00:00+00'::timestamptz AS t";
+  const { rows } = await c.query(sql);
+  assert.deepEqual(rows[0], { zone: 'Asia/Tokyo', s: '2024-02-29 21:00:00+09', t: new Date('2024-02-29T12:00:00Z') });
+  // Read through a cursor too, whose rows the gateway writes itself.
+  const cursor = c.query(new Cursor(sql));
+  const [row] = await cursor.read(1);
+  await cursor.close();
+  assert.deepEqual(row, rows[0]);
+});

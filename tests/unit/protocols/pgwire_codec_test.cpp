@@ -4,6 +4,8 @@
 #include "protocols/pgwire/backend.hpp"
 #include "protocols/pgwire/frontend.hpp"
 
+#include "protocols/common/temporal.hpp"
+
 #include <gtest/gtest.h>
 
 using namespace qf;
@@ -417,4 +419,13 @@ TEST(pgwire_backend, error_response_carries_sqlstate_and_message) {
   EXPECT_NE(body.find("Mthe gateway has no configuration yet"),
             std::string::npos);
   EXPECT_EQ(body.back(), '\0');
+}
+
+TEST(temporal, timestamptz_text_in_any_zone_reads_as_utc) {
+  EXPECT_EQ(qf::utc_timestamp_text("2024-02-29 21:00:00.5+09"), "2024-02-29 12:00:00.5");
+  EXPECT_EQ(qf::utc_timestamp_text("2024-03-01 00:10:00-03:30"), "2024-03-01 03:40:00");
+  EXPECT_EQ(qf::utc_timestamp_text("2024-01-01 01:00:00+05:30:15"), "2023-12-31 19:29:45");
+  EXPECT_EQ(qf::utc_timestamp_text("2024-02-29 12:00:00+00"), "2024-02-29 12:00:00");
+  for (auto same : {"infinity", "-infinity", "2024-02-29 12:00:00", "0044-03-15 12:00:00+00 BC", "2024-02-29"})
+    EXPECT_EQ(qf::utc_timestamp_text(same), same);
 }
