@@ -157,13 +157,14 @@ void mysql_async_connection::connect_step(int ready) {
 }
 
 void mysql_async_connection::run(const std::string& sql, const parameters& params,
-                                 std::shared_ptr<mysql_async_listener> to) {
+                                 std::shared_ptr<mysql_async_listener> to,
+                                 const std::vector<sql::literal_kind>& kinds) {
   to_ = std::move(to);
   paused_ = false;
   in_run_ = true;
   std::string text;
   try {
-    text = params.empty() ? sql : mysql_with_literals(conn_, sql, params);
+    text = params.empty() ? sql : mysql_with_literals(conn_, sql, params, kinds);
   } catch (const engine_error& e) {
     fail(e);
     in_run_ = false;

@@ -10,6 +10,7 @@
 #include "engines/engine.hpp"
 #include "engines/mysql_engine.hpp"
 #include "io/event_loop.hpp"
+#include "protocols/sql/placeholders.hpp"
 #include "protocols/sql/session_settings.hpp"
 
 #include <atomic>
@@ -56,8 +57,11 @@ public:
 
   /// Runs one statement, parameters spliced in as literals; its rows
   /// stream (mysql_use_result). One run at a time.
+  /// kinds: each parameter's, as its client's types said (none: judged by
+  /// the value).
   void run(const std::string& sql, const parameters& params,
-           std::shared_ptr<mysql_async_listener> to);
+           std::shared_ptr<mysql_async_listener> to,
+           const std::vector<sql::literal_kind>& kinds = {});
 
   /// Reads on after on_rows() asked to pause.
   void resume();

@@ -2,7 +2,11 @@
 
 #include "protocols/sql/placeholders.hpp"
 
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <mutex>
+#include <vector>
 
 namespace qf::engines {
 
@@ -142,19 +146,123 @@ engine_error mysql_failure(MYSQL* conn) {
                       static_cast<int32_t>(code));
 }
 
-std::string mysql_with_literals(MYSQL* conn, const std::string& sql, const parameters& params) {
+namespace {
+
+/// A number as MySQL reads one: [-]digits[.digits][e[-]digits].
+bool is_number(std::string_view v) {
+  size_t i = !v.empty() && (v[0] == '-' || v[0] == '+') ? 1 : 0;
+  size_t digits = 0;
+  auto run = [&] {
+    size_t n = 0;
+    for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i, ++n) {
+    }
+    return n;
+  };
+  digits += run();
+  if (i < v.size() && v[i] == '.') {
+    ++i;
+    digits += run();
+  }
+  if (digits == 0)
+    return false;
+  if (i < v.size() && (v[i] == 'e' || v[i] == 'E')) {
+    ++i;
+    if (i < v.size() && (v[i] == '-' || v[i] == '+'))
+      ++i;
+    if (run() == 0)
+      return false;
+  }
+  return i == v.size();
+}
+
+/// The placeholders a LIMIT or OFFSET takes ("LIMIT $1", "LIMIT $1, $2",
+/// "LIMIT $1 OFFSET $2"): a server-side bind reads any number there,
+/// rounded, and a string of one; a literal there must be an integer.
+std::vector<bool> limit_placeholders(std::string_view sql) {
+  std::vector<bool> in_limit;
+  auto word_at = [&](size_t i, std::string_view w) {
+    if (i + w.size() > sql.size() || (i > 0 && (std::isalnum(static_cast<unsigned char>(sql[i - 1])) || sql[i - 1] == '_')))
+      return false;
+    for (size_t k = 0; k < w.size(); ++k)
+      if (std::tolower(static_cast<unsigned char>(sql[i + k])) != w[k])
+        return false;
+    return i + w.size() == sql.size() || !std::isalnum(static_cast<unsigned char>(sql[i + w.size()]));
+  };
+  auto skip_space = [&](size_t i) {
+    while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i])))
+      ++i;
+    return i;
+  };
+  auto placeholder = [&](size_t& i) { // $n at i: marks it, moves past it
+    if (i >= sql.size() || sql[i] != '$')
+      return false;
+    size_t n = 0, j = i + 1;
+    for (; j < sql.size() && std::isdigit(static_cast<unsigned char>(sql[j])); ++j)
+      n = std::min<size_t>(n * 10 + static_cast<size_t>(sql[j] - '0'), 65535);
+    if (j == i + 1)
+      return false;
+    if (in_limit.size() < n)
+      in_limit.resize(n);
+    in_limit[n - 1] = true;
+    i = j;
+    return true;
+  };
+  for (size_t i = 0; i < sql.size(); ++i) {
+    if (!word_at(i, "limit"))
+      continue;
+    size_t j = skip_space(i + 5);
+    if (!placeholder(j))
+      continue;
+    j = skip_space(j);
+    if (j < sql.size() && sql[j] == ',')
+      j = skip_space(j + 1);
+    else if (word_at(j, "offset"))
+      j = skip_space(j + 6);
+    placeholder(j);
+  }
+  return in_limit;
+}
+
+/// A number rounded to an integer, half away from zero, as a LIMIT reads it.
+std::string rounded(std::string_view number) {
+  double v = std::strtod(std::string{number}.c_str(), nullptr);
+  return std::to_string(static_cast<long long>(std::llround(v)));
+}
+
+} // namespace
+
+std::string mysql_with_literals(MYSQL* conn, const std::string& sql, const parameters& params,
+                                const std::vector<sql::literal_kind>& kinds) {
+  auto in_limit = kinds.empty() ? std::vector<bool>{} : limit_placeholders(sql);
   return sql::replace_placeholders(sql, sql::placeholder_style::dollar, [&](size_t n) -> std::string {
     if (n == 0 || n > params.size())
       throw engine_error(error_kind::user, "there is no parameter $" + std::to_string(n), "42P02");
     const auto& value = params[n - 1];
     if (!value)
       return "NULL";
-    if (sql::is_plain_integer(*value))
+    using sql::literal_kind;
+    auto kind = n <= kinds.size() ? kinds[n - 1] : literal_kind::unknown;
+    if (n <= in_limit.size() && in_limit[n - 1] && is_number(*value))
+      return rounded(*value);
+    if (kind == literal_kind::integer || kind == literal_kind::real) {
+      if (!is_number(*value)) // a double's NaN or infinity
+        return "NULL";
+      bool exponent = value->find_first_of("eE") != std::string::npos;
+      return kind == literal_kind::real && !exponent ? *value + "e0" : *value;
+    }
+    if (kind == literal_kind::unknown && sql::is_plain_integer(*value))
       return *value;
-    std::string out(value->size() * 2 + 3, '\0');
-    out[0] = '\'';
-    auto len = mysql_real_escape_string(conn, out.data() + 1, value->data(), value->size());
-    out.resize(len + 1);
+    if (value->starts_with("0000-00-00")) // no typed literal takes MySQL's zero date
+      kind = literal_kind::text;
+    std::string out = kind == literal_kind::bytes      ? "_binary'"
+                      : kind == literal_kind::date     ? "DATE'"
+                      : kind == literal_kind::datetime ? "TIMESTAMP'"
+                      : kind == literal_kind::time     ? "TIME'"
+                                                       : "'";
+    auto start = out.size();
+    out.resize(start + value->size() * 2 + 1);
+    auto len = mysql_real_escape_string(conn, out.data() + start, value->data(), value->size());
+    out.resize(start + len);
     return out + '\'';
   });
 }

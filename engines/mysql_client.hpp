@@ -5,6 +5,7 @@
 
 #include "engines/engine.hpp"
 #include "engines/mysql_engine.hpp"
+#include "protocols/sql/placeholders.hpp"
 
 #include <mysql.h>
 
@@ -35,9 +36,11 @@ sql_type mysql_column_type(const MYSQL_FIELD& f);
 /// The handle's last error, classified.
 engine_error mysql_failure(MYSQL* conn);
 
-/// sql with each $n replaced by params[n - 1] as an escaped literal (NULL,
-/// a plain integer as is, else a quoted string). Throws engine_error 42P02
-/// for a placeholder without a parameter.
-std::string mysql_with_literals(MYSQL* conn, const std::string& sql, const parameters& params);
+/// sql with each $n replaced by params[n - 1] as an escaped literal: NULL;
+/// by its kind where the client said (a number bare, text quoted, bytes
+/// quoted as _binary), else a plain integer as is and the rest quoted.
+/// Throws engine_error 42P02 for a placeholder without a parameter.
+std::string mysql_with_literals(MYSQL* conn, const std::string& sql, const parameters& params,
+                                const std::vector<sql::literal_kind>& kinds = {});
 
 } // namespace qf::engines

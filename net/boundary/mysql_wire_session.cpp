@@ -250,6 +250,7 @@ private:
 
   void run(mysqlwire::query_event& ev) {
     step_ = ev.step;
+    param_kinds_ = std::move(ev.kinds);
     if (!run_fast(ev))
       run_on_actors(std::move(ev.sql), std::move(ev.params));
   }
@@ -284,7 +285,7 @@ private:
     backend_ = std::move(conn);
     if (needs_replay(*backend_))
       return give_settings();
-    backend_->run(fast_->sql, params_, shared_from_this());
+    backend_->run(fast_->sql, params_, shared_from_this(), param_kinds_);
   }
 
   /// The connection's variables are not the client's (another client's
@@ -376,6 +377,7 @@ private:
   // The actor path (wire_session_base has the running statement and an
   // open block's pinned connection; the fast lane's state is there too).
   bool columns_sent_ = false;
+  std::vector<sql::literal_kind> param_kinds_; // the running statement's, as its client typed them
 };
 
 } // namespace

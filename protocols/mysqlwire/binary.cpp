@@ -262,6 +262,35 @@ void put_binary_value(std::string& out, const sql_type& type,
 
 } // namespace
 
+sql::literal_kind literal_kind_of(const param_type& t) {
+  switch (t.code) {
+    case 1:  // TINY
+    case 2:  // SHORT
+    case 3:  // LONG
+    case 8:  // LONGLONG
+    case 9:  // INT24
+    case 13: // YEAR
+      return sql::literal_kind::integer;
+    case 4: // FLOAT
+    case 5: // DOUBLE
+      return sql::literal_kind::real;
+    case 10: // DATE
+      return sql::literal_kind::date;
+    case 7:  // TIMESTAMP
+    case 12: // DATETIME
+      return sql::literal_kind::datetime;
+    case 11: // TIME
+      return sql::literal_kind::time;
+    case 249: // TINY_BLOB
+    case 250: // MEDIUM_BLOB
+    case 251: // LONG_BLOB
+    case 252: // BLOB
+      return sql::literal_kind::bytes;
+    default:
+      return sql::literal_kind::text;
+  }
+}
+
 std::optional<std::vector<std::optional<std::string>>> decode_parameters(
   std::string_view bytes, size_t count, std::vector<param_type>& types) {
   std::vector<std::optional<std::string>> out;

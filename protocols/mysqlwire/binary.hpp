@@ -4,6 +4,7 @@
 #pragma once
 
 #include "protocols/common/rows.hpp"
+#include "protocols/sql/placeholders.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -19,6 +20,10 @@ struct param_type {
   uint8_t code = 253; // VAR_STRING
   bool is_unsigned = false;
 };
+
+/// How the parameter's value goes into SQL text (sql::literal_kind); a
+/// DECIMAL, sent as a string, is text, as a server-side bind takes it.
+sql::literal_kind literal_kind_of(const param_type& t);
 
 /// Decodes the parameters of an execute into text (nullopt is NULL).
 /// `types` holds the types bound by an earlier execute and is updated when

@@ -325,7 +325,7 @@ void server_session::run_rest_of_script() {
 
 void server_session::start(std::string sql,
                            std::vector<std::optional<std::string>> params,
-                           bool binary) {
+                           bool binary, std::vector<sql::literal_kind> kinds) {
   state_ = state::running;
   binary_rows_ = binary;
   current_sql_ = sql;
@@ -335,13 +335,14 @@ void server_session::start(std::string sql,
       && sql::transaction_effect_of(sql, keyword) == sql::transaction_effect::none) {
     // The statement opens a block implicitly, as on MySQL: the backend
     // connection, shared and in autocommit, is told so first.
-    after_begin_ = query_event{std::move(sql), std::move(params), sql::transaction_step::inside};
+    after_begin_ = query_event{std::move(sql), std::move(params), sql::transaction_step::inside,
+                               std::move(kinds)};
     current_step_ = sql::transaction_step::begin;
     events_.push_back(query_event{"BEGIN", {}, current_step_}); // SQLite knows no START
     return;
   }
   current_step_ = sql::transaction_step_of(sql, keyword, block_open_);
-  events_.push_back(query_event{std::move(sql), std::move(params), current_step_});
+  events_.push_back(query_event{std::move(sql), std::move(params), current_step_, std::move(kinds)});
 }
 
 void server_session::set_autocommit(bool on) {
@@ -470,7 +471,11 @@ void server_session::execute(const com_stmt_execute& cmd) {
                                    "mysqld_stmt_execute"));
     return;
   }
-  start(stmt.sql, std::move(*params), true);
+  std::vector<sql::literal_kind> kinds;
+  kinds.reserve(stmt.types.size());
+  for (const auto& t : stmt.types)
+    kinds.push_back(literal_kind_of(t));
+  start(stmt.sql, std::move(*params), true, std::move(kinds));
 }
 
 /// The questions clients ask on connect, answered without an engine:

@@ -7,6 +7,7 @@
 #include "protocols/common/sans_io.hpp"
 #include "protocols/mysqlwire/binary.hpp"
 #include "protocols/mysqlwire/packets.hpp"
+#include "protocols/sql/placeholders.hpp"
 #include "protocols/sql/transactions.hpp"
 
 #include <deque>
@@ -52,6 +53,8 @@ struct query_event {
   std::string sql;
   std::vector<std::optional<std::string>> params;
   sql::transaction_step step = sql::transaction_step::none;
+  /// Each parameter's kind, as its client's type said (prepared statements).
+  std::vector<sql::literal_kind> kinds{};
 };
 
 /// KILL [QUERY | CONNECTION] id: the driver stops that connection's query
@@ -158,7 +161,7 @@ private:
   void run_statement(std::string sql);
   void run_rest_of_script();
   void start(std::string sql, std::vector<std::optional<std::string>> params,
-             bool binary);
+             bool binary, std::vector<sql::literal_kind> kinds = {});
   /// SET autocommit: kept here, as the backend connections are shared.
   void set_autocommit(bool on);
   void reset_connection();

@@ -25,6 +25,13 @@ std::string replace_placeholders(std::string_view statement,
 /// parameters in leave it bare, so that LIMIT $1 works.
 bool is_plain_integer(std::string_view v);
 
+/// What a parameter's value is, where its client said (a MySQL prepared
+/// statement's parameter types), so that the literal spliced in has the
+/// type a server-side bind would give it: an integer bare, a real as a
+/// double (1.5e0: 10/? is not DECIMAL), text quoted, bytes quoted as
+/// binary, dates and times as typed literals. unknown: judged by the value.
+enum class literal_kind : uint8_t { unknown, integer, real, text, bytes, date, datetime, time };
+
 /// How many `?` placeholders a MySQL statement has.
 size_t count_question_marks(std::string_view statement);
 

@@ -538,3 +538,34 @@ test("what MariaDB says of a statement reaches its client: insertId and LAST_INS
     await assert.rejects(clients[0].query('HANDLER qf_h READ FIRST'), (e) => e.errno === 1109);
   await clients[3].query('HANDLER qf_h CLOSE');
 });
+
+test("execute()'s parameters keep the types their client bound: a double is a double, a string a string however numeric, bytes and dates theirs", T, async (t) => {
+  const gw = await laneGateway(t, 24270);
+  const d = await direct(gw);
+  await d.query('DROP TABLE IF EXISTS qf_zip');
+  await d.query("CREATE TABLE qf_zip (zip varchar(9))");
+  await d.query("INSERT INTO qf_zip VALUES ('2134'), ('02134')");
+  gw.defer(() => d.query('DROP TABLE IF EXISTS qf_zip'));
+  const c = await through(gw);
+  const cases = [
+    ["SELECT ? = '1.50' AS a", [1.5]],
+    ['SELECT 10 / ? AS a', [4]],
+    ['SELECT count(*) AS a FROM qf_zip WHERE zip = ?', ['2134']],
+    ['SELECT ? + 1 AS a', [true]],
+    ['SELECT hex(?) AS a', [Buffer.from([0, 255, 39, 92])]],
+    ['SELECT ? AS a', ["it's \\ ok"]],
+    ['SELECT ? AS a', [new Date('2024-02-29T12:00:00Z')]],
+    ['SELECT ? AS a', [-7]],
+    // LIMIT reads a number however bound (mysql2 binds every number as a double).
+    ['SELECT count(*) AS a FROM (SELECT seq FROM seq_1_to_9 LIMIT ?) s', ['3']],
+    ['SELECT count(*) AS a FROM (SELECT seq FROM seq_1_to_9 LIMIT ?) s', [2]],
+    ['SELECT count(*) AS a FROM (SELECT seq FROM seq_1_to_9 LIMIT ?) s', [1.5]],
+    ['SELECT sum(seq) AS a FROM (SELECT seq FROM seq_1_to_9 LIMIT ?, ?) s', [2, 3]],
+    ['SELECT sum(seq) AS a FROM (SELECT seq FROM seq_1_to_9 LIMIT ? OFFSET ?) s', [3, 4]],
+  ];
+  for (const [sql, args] of cases) {
+    const [[expected]] = await d.execute(sql, args);
+    const [[got]] = await c.execute(sql, args);
+    assert.deepEqual(got, expected, `${sql} ${args}`);
+  }
+});

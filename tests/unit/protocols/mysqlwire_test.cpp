@@ -1025,3 +1025,15 @@ TEST(mysqlwire_session, ok_packets_carry_the_insert_id_warnings_and_summary_and_
   found.complete(command_result{0, 0, 0, "Rows matched: 3  Changed: 0  Warnings: 0"});
   EXPECT_EQ(packets_of(found.take_output()).at(0).payload[1], '\x03') << "matched rows";
 }
+
+TEST(mysqlwire_binary, parameter_types_say_how_their_values_are_spliced_in) {
+  using qf::sql::literal_kind;
+  EXPECT_EQ(literal_kind_of({8, false}), literal_kind::integer); // LONGLONG
+  EXPECT_EQ(literal_kind_of({5, false}), literal_kind::real);    // DOUBLE
+  EXPECT_EQ(literal_kind_of({253, false}), literal_kind::text);  // VAR_STRING
+  EXPECT_EQ(literal_kind_of({246, false}), literal_kind::text);  // NEWDECIMAL, sent as a string
+  EXPECT_EQ(literal_kind_of({252, false}), literal_kind::bytes); // BLOB
+  EXPECT_EQ(literal_kind_of({12, false}), literal_kind::datetime);
+  EXPECT_EQ(literal_kind_of({10, false}), literal_kind::date);
+  EXPECT_EQ(literal_kind_of({11, false}), literal_kind::time);
+}
