@@ -408,8 +408,9 @@ bool pg_async_connection::relay_capable() const {
 }
 
 void pg_async_connection::relay(const std::string& sql,
-                                std::shared_ptr<pg_async_listener> to) {
+                                std::shared_ptr<pg_async_listener> to, int32_t position_shift) {
   begin_relay(std::move(to));
+  position_shift_ = position_shift;
   extended_relay_ = false;
   pgwire::query_message(out_, sql);
   relay_write();
@@ -421,6 +422,7 @@ void pg_async_connection::relay_extended(const std::string& sql, const parameter
                                          bool describe, bool prepared,
                                          std::shared_ptr<pg_async_listener> to) {
   begin_relay(std::move(to));
+  position_shift_ = 0; // the client's statement, whole
   extended_relay_ = true;
   pgwire::statement_ref statement;
   if (prepared) {
@@ -519,7 +521,8 @@ bool pg_async_connection::relay_scan() {
   auto& r = relayed_;
   pgwire::relay_messages({in_.data(), in_len_}, r, pgwire::default_max_message,
                          refusing_copy_ ? pgwire::server_errors::dropped
-                                        : pgwire::server_errors::relayed);
+                                        : pgwire::server_errors::relayed,
+                         position_shift_);
   if (r.fault) {
     lost(r.fault);
     return false;

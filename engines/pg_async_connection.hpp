@@ -89,7 +89,10 @@ public:
   /// bytes, unparsed (but for counting DataRows and reading an error): for
   /// a PostgreSQL client, whose messages these already are. Without TLS to
   /// the server only (relay_capable()), since the bytes pass beside libpq.
-  void relay(const std::string& sql, std::shared_ptr<pg_async_listener> to);
+  /// position_shift: where `sql` starts in its client's text, in
+  /// characters, for the position of an error (relay_messages()).
+  void relay(const std::string& sql, std::shared_ptr<pg_async_listener> to,
+             int32_t position_shift = 0);
   /// The same for a client's Execute: the statement goes out in the
   /// extended protocol (pgwire::extended_messages), and the server's
   /// answer, but for ParseComplete and BindComplete, comes back as bytes.
@@ -222,6 +225,7 @@ private:
 
   // A relay: the Query out, the answer in, read past libpq.
   bool relaying_ = false;
+  int32_t position_shift_ = 0; // the relayed statement's start in its client's text
   bool extended_relay_ = false; // its batch ended in a Sync
   bool refusing_copy_ = false;  // a CopyFail went: the server's error is not relayed
   bool copying_in_ = false;     // the client's copy data goes on to the server

@@ -400,7 +400,7 @@ private:
                                session_.relay_describes(),
                                session_.relays_a_named_statement(), shared_from_this());
     else
-      backend_->relay(fast_->sql, shared_from_this());
+      backend_->relay(fast_->sql, shared_from_this(), session_.statement_position());
   }
 
   /// What the settings take from the state machine: nothing here, the

@@ -3,15 +3,18 @@
 #include "protocols/common/byte_reader.hpp"
 #include "protocols/pgwire/frontend.hpp"
 
+#include <charconv>
+
 namespace qf::pgwire {
 
 using byte_writer::put_be_u32;
 
 namespace {
 
-/// An ErrorResponse body into its code and message, and rewritten without
-/// its position field into out, unless dropped.
-void read_error(std::string_view fields, relayed& r, std::string& out, bool drop) {
+/// An ErrorResponse body into its code and message, and rewritten into out
+/// (unless dropped) with its position counted in the client's text: the
+/// statement the server saw starts `shift` characters into it.
+void read_error(std::string_view fields, relayed& r, std::string& out, bool drop, int32_t shift) {
   auto first = !r.error_code;
   std::string kept;
   while (!fields.empty() && fields[0] != '\0') {
@@ -28,7 +31,15 @@ void read_error(std::string_view fields, relayed& r, std::string& out, bool drop
       // The server's session ended, not the client's, which carries on.
       kept += type;
       kept.append("ERROR", 6);
-    } else if (type != 'P') {
+    } else if (type == 'P' && shift != 0) {
+      int64_t at = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), at);
+      if (ec == std::errc{} && ptr == value.data() + value.size()) {
+        kept += 'P';
+        kept += std::to_string(at + shift);
+        kept += '\0';
+      }
+    } else {
       kept.append(fields.substr(0, end + 1));
     }
     fields.remove_prefix(end + 1);
@@ -151,7 +162,7 @@ relayed relay_messages(std::string_view in, uint32_t max_message) {
 }
 
 void relay_messages(std::string_view in, relayed& r, uint32_t max_message,
-                    server_errors errors) {
+                    server_errors errors, int32_t position_shift) {
   std::string messages = std::move(r.messages); // its buffer, kept
   r = relayed{};
   r.messages = std::move(messages);
@@ -195,7 +206,7 @@ void relay_messages(std::string_view in, relayed& r, uint32_t max_message,
       continue;
     }
     if (f.tag == 'E') {
-      read_error(f.body, r, r.messages, errors == server_errors::dropped);
+      read_error(f.body, r, r.messages, errors == server_errors::dropped, position_shift);
     } else {
       if (f.tag == 'S')
         r.setting_changed = true;

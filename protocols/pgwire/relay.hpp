@@ -100,8 +100,11 @@ enum class server_errors { relayed, dropped };
 /// client its own).
 relayed relay_messages(std::string_view in, uint32_t max_message = default_max_message);
 /// The same into `out`, whose buffers are reused (per answer, no allocation).
+/// position_shift: where the statement the server saw starts in the
+/// client's text, in characters (a statement of a multi-statement Query):
+/// an error's position is moved by it, so that psql marks the right spot.
 void relay_messages(std::string_view in, relayed& out,
                     uint32_t max_message = default_max_message,
-                    server_errors errors = server_errors::relayed);
+                    server_errors errors = server_errors::relayed, int32_t position_shift = 0);
 
 } // namespace qf::pgwire

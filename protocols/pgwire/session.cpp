@@ -919,6 +919,17 @@ std::string server_session::outside_a_block_only() const {
   return {};
 }
 
+int32_t server_session::statement_position() const {
+  if (extended_ || next_pending_ == 0 || next_pending_ > pending_.size())
+    return 0;
+  auto start = static_cast<size_t>(pending_[next_pending_ - 1].data() - query_text_.data());
+  int32_t chars = 0;
+  for (size_t i = 0; i < start && i < query_text_.size(); ++i)
+    if ((static_cast<unsigned char>(query_text_[i]) & 0xC0) != 0x80) // not a continuation byte
+      ++chars;
+  return chars;
+}
+
 void server_session::end_query() {
   pending_.clear();
   next_pending_ = 0;

@@ -169,6 +169,10 @@ public:
   bool relay_describes() const {
     return send_description_;
   }
+  /// Where the running statement starts in its client's Query, in
+  /// characters (0 for an Execute's): what the server counts an error's
+  /// position from is only that statement.
+  int32_t statement_position() const;
   const std::vector<int16_t>& relay_result_formats() const {
     return result_formats_;
   }

@@ -1735,3 +1735,18 @@ test("pooled connections keep the server's own TimeZone (here its role's), so cl
   await cursor.close();
   assert.deepEqual(row, rows[0]);
 });
+
+test("an error's position counts in the client's own text, also for a statement in the middle of a Query (psql's LINE 1 marker)", T, async (t) => {
+  const gw = await laneGateway(t, 24224);
+  const c = await connected(gw);
+  gw.defer(() => c.end());
+  const d = await direct();
+  t.after(() => d.end());
+  for (const sql of ['SELECT nosuch FROM pg_class', "SELECT 1; SELECT 'é' AS x, nosuch FROM pg_class",
+    'SELECT $1::int + nosuch FROM pg_class']) {
+    const args = sql.includes('$1') ? [1] : undefined;
+    const expected = await d.query(sql, args).then(() => null, (e) => e.position);
+    assert.ok(expected, sql);
+    assert.equal(await c.query(sql, args).then(() => null, (e) => e.position), expected, sql);
+  }
+});

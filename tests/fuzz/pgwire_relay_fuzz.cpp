@@ -17,5 +17,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto again = qf::pgwire::relay_messages(r.messages, 1 << 20);
   if (again.fault || again.need != 0 || again.consumed != r.messages.size())
     std::abort();
+  // Errors' positions moved (a statement in the middle of a Query): still
+  // whole messages.
+  qf::pgwire::relayed shifted;
+  qf::pgwire::relay_messages(in, shifted, 1 << 16, qf::pgwire::server_errors::relayed,
+                             static_cast<int32_t>(size % 1000));
+  auto reread = qf::pgwire::relay_messages(shifted.messages, 1 << 20);
+  if (reread.fault || reread.need != 0 || reread.consumed != shifted.messages.size())
+    std::abort();
   return 0;
 }

@@ -1,5 +1,5 @@
 // Reading a server's answer for relay: whole messages only, DataRows
-// counted, the first error read and its position dropped, ReadyForQuery
+// counted, the first error read and its position moved, ReadyForQuery
 // ending the answer, COPY TO STDOUT relayed, COPY FROM STDIN and
 // replication told apart, malformed lengths refused; and the requests a
 // relayed Execute and a refused COPY send.
@@ -53,14 +53,19 @@ TEST(pgwire_relay, a_partial_message_waits_and_says_how_much_it_needs) {
   EXPECT_EQ(relay_messages(row.substr(0, 4)).consumed, 0u);
 }
 
-TEST(pgwire_relay, an_error_is_read_and_relayed_without_its_position) {
+TEST(pgwire_relay, an_error_is_read_and_relayed_with_its_position_in_the_clients_text) {
   std::string fields("SERROR\0C42P01\0Mno such table\0P15\0RparserOpenTable\0\0", 51);
   auto r = relay_messages(message('E', fields) + z());
   ASSERT_TRUE(r.error_code);
   EXPECT_EQ(*r.error_code, "42P01");
   EXPECT_EQ(r.error_message, "no such table");
-  std::string kept("SERROR\0C42P01\0Mno such table\0RparserOpenTable\0\0", 47);
-  EXPECT_EQ(r.messages, message('E', kept));
+  EXPECT_EQ(r.messages, message('E', fields)) << "a statement the client sent whole";
+  // The third statement of a Query, 21 characters into it.
+  qf::pgwire::relayed shifted;
+  qf::pgwire::relay_messages(message('E', fields) + z(), shifted, qf::pgwire::default_max_message,
+                             qf::pgwire::server_errors::relayed, 21);
+  std::string moved("SERROR\0C42P01\0Mno such table\0P36\0RparserOpenTable\0\0", 51);
+  EXPECT_EQ(shifted.messages, message('E', moved));
 }
 
 TEST(pgwire_relay, copy_to_stdout_passes_with_its_lines_counted) {
