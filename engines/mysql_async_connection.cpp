@@ -197,13 +197,25 @@ void mysql_async_connection::query_done(int err) {
   width_ = mysql_num_fields(result_);
   auto* fields = mysql_fetch_fields(result_);
   std::vector<column> cols;
+  std::vector<mysqlwire::server_field> described;
   cols.reserve(width_);
-  for (size_t i = 0; i < width_; ++i)
-    cols.push_back({fields[i].name, mysql_column_type(fields[i])});
+  described.reserve(width_);
+  for (size_t i = 0; i < width_; ++i) {
+    const auto& f = fields[i];
+    cols.push_back({f.name, mysql_column_type(f)});
+    auto text = [](const char* s, unsigned n) { return std::string_view{s ? s : "", s ? n : 0}; };
+    described.push_back(mysqlwire::server_field_of(
+      {text(f.db, f.db_length), text(f.table, f.table_length), text(f.org_table, f.org_table_length),
+       text(f.name, f.name_length), text(f.org_name, f.org_name_length),
+       static_cast<uint16_t>(f.charsetnr), static_cast<uint32_t>(f.length),
+       static_cast<uint8_t>(f.type), static_cast<uint16_t>(f.flags & ~NUM_FLAG), // NUM_FLAG: the library's
+       static_cast<uint8_t>(f.decimals)}));
+  }
   rows_ = {};
   rows_.width = width_;
   step_ = step::fetching;
-  report(to_, [cols = std::move(cols)](mysql_async_listener& l) mutable {
+  report(to_, [cols = std::move(cols), described = std::move(described)](mysql_async_listener& l) mutable {
+    l.on_fields(std::move(described));
     l.on_columns(std::move(cols));
   });
   if (!in_run_)

@@ -10,6 +10,7 @@
 #include "engines/engine.hpp"
 #include "engines/mysql_engine.hpp"
 #include "io/event_loop.hpp"
+#include "protocols/mysqlwire/packets.hpp"
 #include "protocols/sql/placeholders.hpp"
 #include "protocols/sql/session_settings.hpp"
 
@@ -27,6 +28,9 @@ namespace qf::engines {
 class mysql_async_listener {
 public:
   virtual ~mysql_async_listener() = default;
+  /// Right before on_columns(): the columns as the server described them,
+  /// for a client that reads them as MySQL's (their definitions passed on).
+  virtual void on_fields(std::vector<mysqlwire::server_field>) {}
   /// Once per run that returns rows, before them (also when there are none).
   virtual void on_columns(std::vector<column> cols) = 0;
   /// Some rows; return false to pause reading until resume().

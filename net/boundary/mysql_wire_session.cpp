@@ -107,8 +107,12 @@ public:
 
   // -- the fast lane's backend ------------------------------------------------
 
+  void on_fields(std::vector<mysqlwire::server_field> fields) override {
+    fields_ = std::move(fields);
+  }
+
   void on_columns(std::vector<column> cols) override {
-    session_.columns(cols);
+    session_.columns(cols, std::exchange(fields_, {}));
   }
 
   bool on_rows(row_batch& rows) override {
@@ -378,6 +382,7 @@ private:
   // open block's pinned connection; the fast lane's state is there too).
   bool columns_sent_ = false;
   std::vector<sql::literal_kind> param_kinds_; // the running statement's, as its client typed them
+  std::vector<mysqlwire::server_field> fields_; // on_fields()'s, for the columns next
 };
 
 } // namespace

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace qf::mysqlwire {
@@ -260,6 +261,45 @@ void put_binary_value(std::string& out, const sql_type& type,
   }
 }
 
+/// A cell of a server's column in the binary form of its type code; its
+/// text is the server's own (an unsigned BIGINT past 2^63 included).
+void put_server_value(std::string& out, const server_field& f, const std::string& text) {
+  auto integer = [&](int bytes) {
+    uint64_t v = 0;
+    if (f.is_unsigned)
+      v = std::strtoull(text.c_str(), nullptr, 10);
+    else
+      v = static_cast<uint64_t>(std::strtoll(text.c_str(), nullptr, 10));
+    put_le(out, v, bytes);
+  };
+  switch (f.type) {
+    case t_tiny:
+      return integer(1);
+    case t_short:
+    case t_year:
+      return integer(2);
+    case t_long:
+    case t_int24:
+      return integer(4);
+    case t_longlong:
+      return integer(8);
+    case t_float:
+      return put_binary_value(out, {type_id::real}, text);
+    case t_double:
+      return put_binary_value(out, {type_id::double_precision}, text);
+    case t_date:
+    case 14: // NEWDATE
+      return put_datetime(out, text, false);
+    case t_datetime:
+    case t_timestamp:
+      return put_datetime(out, text, true);
+    case t_time:
+      return put_time(out, text);
+    default: // strings, DECIMAL, JSON, BIT, ENUM, SET, GEOMETRY, blobs: as sent
+      return put_lenenc_string(out, text);
+  }
+}
+
 } // namespace
 
 sql::literal_kind literal_kind_of(const param_type& t) {
@@ -323,6 +363,20 @@ std::optional<std::vector<std::optional<std::string>>> decode_parameters(
     if (!v)
       return std::nullopt;
     out.emplace_back(std::move(*v));
+  }
+  return out;
+}
+
+std::string binary_row(const std::vector<server_field>& fields, const row_batch& batch, size_t row) {
+  std::string out(1 + (fields.size() + 9) / 8, '\0'); // the NULL bitmap starts at bit 2
+  for (size_t c = 0; c < fields.size(); ++c) {
+    const auto& cell = batch.at(row, c);
+    if (!cell) {
+      auto bit = c + 2;
+      out[1 + bit / 8] = static_cast<char>(out[1 + bit / 8] | (1 << (bit % 8)));
+      continue;
+    }
+    put_server_value(out, fields[c], *cell);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "protocols/common/rows.hpp"
+#include "protocols/mysqlwire/packets.hpp"
 #include "protocols/sql/placeholders.hpp"
 
 #include <cstdint>
@@ -33,6 +34,10 @@ std::optional<std::vector<std::optional<std::string>>> decode_parameters(
 
 /// One binary-protocol row: header, NULL bitmap, then each non-NULL cell in
 /// the binary form of its column's type.
+/// The same for columns as their server described them (server_field):
+/// each cell in the binary form of the server's type.
+std::string binary_row(const std::vector<server_field>& fields, const row_batch& batch, size_t row);
+
 std::string binary_row(const std::vector<column>& cols, const row_batch& batch,
                        size_t row);
 

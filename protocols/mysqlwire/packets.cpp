@@ -333,6 +333,27 @@ uint8_t column_type(const sql_type& t) {
   }
 }
 
+server_field server_field_of(const field_parts& f) {
+  server_field out;
+  auto& d = out.definition;
+  put_lenenc_string(d, "def");
+  put_lenenc_string(d, f.db);
+  put_lenenc_string(d, f.table);
+  put_lenenc_string(d, f.org_table);
+  put_lenenc_string(d, f.name);
+  put_lenenc_string(d, f.org_name);
+  d += '\x0c'; // length of the fixed fields
+  put_le(d, f.charset, 2);
+  put_le(d, f.length, 4);
+  d += static_cast<char>(f.type);
+  put_le(d, f.flags, 2);
+  d += static_cast<char>(f.decimals);
+  d.append(2, '\0');
+  out.type = f.type;
+  out.is_unsigned = (f.flags & 32) != 0; // UNSIGNED_FLAG
+  return out;
+}
+
 std::string column_definition(const column& c) {
   std::string out;
   put_lenenc_string(out, "def"); // catalog

@@ -168,6 +168,27 @@ std::string err_packet(uint16_t code, std::string_view sqlstate,
                        std::string_view message);
 std::string eof_packet(uint16_t status, uint16_t warnings);
 
+/// A result column as a MySQL server described it: its ColumnDefinition41
+/// payload, passed on whole (names, table, charset, flags, the server's
+/// own type: JSON, BIGINT UNSIGNED, ENUM...), and what binary rows of it
+/// are encoded by.
+struct server_field {
+  std::string definition;
+  uint8_t type = 253; // VAR_STRING
+  bool is_unsigned = false;
+};
+
+/// A ColumnDefinition41 payload of the given parts.
+struct field_parts {
+  std::string_view db, table, org_table, name, org_name;
+  uint16_t charset = 45;
+  uint32_t length = 0;
+  uint8_t type = 253;
+  uint16_t flags = 0;
+  uint8_t decimals = 0;
+};
+server_field server_field_of(const field_parts& f);
+
 /// MySQL column type codes for our types.
 uint8_t column_type(const sql_type& t);
 

@@ -608,19 +608,28 @@ void server_session::send_result(const std::vector<column>& cols,
   send(eof_packet(status(), 0));
 }
 
-void server_session::columns(const std::vector<column>& cols) {
+void server_session::columns(const std::vector<column>& cols, std::vector<server_field> fields) {
   if (state_ != state::running || after_begin_)
     return;
   // DuckDB answers DML and DDL with one "Count" column; MySQL clients
   // expect an OK packet with the affected rows.
-  if (!sql::returns_rows(sql::leading_keyword(current_sql_)) && cols.size() == 1
+  if (fields.empty() && !sql::returns_rows(sql::leading_keyword(current_sql_)) && cols.size() == 1
       && cols[0].name == "Count") {
     dml_count_ = 0;
     return;
   }
   current_columns_ = cols;
-  if (!cols.empty()) // a command: OK after it completes
-    send_columns(cols);
+  if (cols.empty()) // a command: OK after it completes
+    return;
+  if (fields.size() != cols.size())
+    return send_columns(cols);
+  fields_ = std::move(fields);
+  std::string count;
+  put_lenenc_int(count, fields_.size());
+  send(count);
+  for (const auto& f : fields_)
+    send(f.definition);
+  send(eof_packet(status(), 0));
 }
 
 void server_session::rows(const row_batch& batch) {
@@ -636,7 +645,8 @@ void server_session::rows(const row_batch& batch) {
   if (state_ != state::running || current_columns_.empty())
     return;
   for (size_t r = 0; r < batch.rows(); ++r)
-    send(binary_rows_ ? binary_row(current_columns_, batch, r)
+    send(binary_rows_ ? (fields_.empty() ? binary_row(current_columns_, batch, r)
+                                         : binary_row(fields_, batch, r))
                       : text_row(current_columns_, batch, r));
 }
 
@@ -647,6 +657,7 @@ void server_session::result_ends(int64_t affected_rows) {
   end_result(command_result{affected_rows});
   more_results_ = false;
   current_columns_.clear();
+  fields_.clear();
   dml_count_.reset();
 }
 
@@ -700,6 +711,7 @@ void server_session::end_result(const command_result& result) {
 void server_session::end_statement() {
   using_.reset();
   current_columns_.clear();
+  fields_.clear();
   dml_count_.reset();
   binary_rows_ = false;
   state_ = state::idle;

@@ -120,7 +120,9 @@ public:
 
   void accept();
   void reject(const error_info& e);
-  void columns(const std::vector<column>& cols);
+  /// fields: the columns as the server described them (a MariaDB
+  /// cluster's), passed on whole instead of built from cols.
+  void columns(const std::vector<column>& cols, std::vector<server_field> fields = {});
   void rows(const row_batch& batch);
   /// One result of the statement ended and another follows (a CALL's
   /// result sets, then its status): it ends flagged
@@ -198,6 +200,7 @@ private:
   /// session generated, whichever pooled connection it ran on.
   uint64_t last_insert_id_ = 0;
   std::vector<column> current_columns_;
+  std::vector<server_field> fields_; // the server's, for current_columns_
   std::string current_sql_;
   std::optional<int64_t> dml_count_; // DuckDB reports DML as a Count row
   bool binary_rows_ = false;         // the running statement was prepared

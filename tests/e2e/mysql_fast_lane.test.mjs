@@ -569,3 +569,30 @@ test("execute()'s parameters keep the types their client bound: a double is a do
     assert.deepEqual(got, expected, `${sql} ${args}`);
   }
 });
+
+test('columns reach mysql2 as MariaDB described them: table, type, flags and unsigned values, through query() and execute(), nestTables too', T, async (t) => {
+  const gw = await laneGateway(t, 24272);
+  const d = await direct(gw);
+  await d.query('DROP TABLE IF EXISTS qf_described');
+  await d.query(`CREATE TABLE qf_described (id bigint unsigned PRIMARY KEY, b bit(8), e enum('a','b'), y year,
+    ts timestamp(3) NULL, t tinyint(1), u int unsigned, bin varbinary(4), dec6 decimal(6,2), f float, g text)`);
+  await d.query(`INSERT INTO qf_described VALUES (18446744073709551615, b'101', 'b', 2024, '2024-02-29 12:00:00.123',
+    1, 4294967295, x'00ff', 12.5, 1.25, 'txt')`);
+  gw.defer(() => d.query('DROP TABLE IF EXISTS qf_described'));
+  const c = await mysql.createConnection({ host: '127.0.0.1', port: gw.myPort, user: 'app', database: 'qftest',
+    supportBigNumbers: true, bigNumberStrings: true });
+  gw.defer(() => c.destroy());
+  const d2 = await mysql.createConnection({ uri: MY_URL, supportBigNumbers: true, bigNumberStrings: true });
+  gw.defer(() => d2.end());
+  const described = (fields) => fields.map((f) => [f.name, f.table, f.orgTable, f.db, f.type, f.flags, f.decimals]);
+  for (const run of [(x) => x.query('SELECT * FROM qf_described'),
+    (x) => x.execute('SELECT * FROM qf_described WHERE id > ?', [0]),
+    (x) => x.query({ sql: 'SELECT * FROM qf_described', nestTables: true })]) {
+    const [expectedRows, expectedFields] = await run(d2);
+    const [rows, fields] = await run(c);
+    assert.deepEqual(rows, expectedRows);
+    assert.deepEqual(described(fields), described(expectedFields));
+  }
+  const [[row]] = await c.execute('SELECT id, u FROM qf_described WHERE id > ?', [0]);
+  assert.deepEqual(row, { id: '18446744073709551615', u: 4294967295 });
+});

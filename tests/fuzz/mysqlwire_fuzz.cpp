@@ -61,7 +61,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                      type_id::double_precision, type_id::date, type_id::time,
                      type_id::timestamp})
         cols.push_back({"c", {t}});
-      s.columns(cols);
+      if (size % 4 == 0) { // as a MariaDB cluster describes them
+        std::vector<qf::mysqlwire::server_field> fields;
+        uint8_t code = 0;
+        for (const auto& col : cols)
+          fields.push_back(qf::mysqlwire::server_field_of(
+            {"db", "t", "t", col.name, col.name, 45, 10, code++, static_cast<uint16_t>(size), 0}));
+        s.columns(cols, std::move(fields));
+      } else {
+        s.columns(cols);
+      }
       const auto& sql = std::get<qf::mysqlwire::query_event>(*ev).sql;
       qf::row_batch rows{cols.size(), std::vector<qf::cell>(cols.size(), sql)};
       s.rows(rows);

@@ -1037,3 +1037,27 @@ TEST(mysqlwire_binary, parameter_types_say_how_their_values_are_spliced_in) {
   EXPECT_EQ(literal_kind_of({10, false}), literal_kind::date);
   EXPECT_EQ(literal_kind_of({11, false}), literal_kind::time);
 }
+
+TEST(mysqlwire_binary, a_servers_columns_are_passed_on_and_their_cells_encoded_by_its_types) {
+  auto id = server_field_of({"app", "t", "t", "id", "id", 63, 20, 8, 32 | 1, 0}); // BIGINT UNSIGNED NOT NULL
+  auto j = server_field_of({"app", "t", "t", "j", "j", 45, 1000, 252, 16, 0});   // a BLOB of text
+  EXPECT_TRUE(id.is_unsigned);
+  EXPECT_EQ(id.type, 8);
+  row_batch rows{2, {std::string{"18446744073709551615"}, std::string{"{\"a\":1}"}}};
+  auto row = binary_row(std::vector<server_field>{id, j}, rows, 0);
+  EXPECT_EQ(row.substr(0, 2), std::string(2, '\0')) << "header, no NULLs";
+  EXPECT_EQ(row.substr(2, 8), std::string(8, '\xff')) << "2^64 - 1 in 8 bytes";
+  EXPECT_EQ(row.substr(10), std::string("\x07{\"a\":1}"));
+
+  session_options opts{7, std::string(20, 's')};
+  auto s = logged_in(opts);
+  s.feed(command_packet("\x03SELECT id, j FROM t"));
+  s.next_event();
+  s.columns({{"id", {type_id::decimal, 20, 0}}, {"j", {type_id::varchar}}}, {id, j});
+  s.rows(rows);
+  s.complete(-1);
+  auto out = packets_of(s.take_output());
+  ASSERT_EQ(out.size(), 6u); // count, two definitions, EOF, the row, EOF
+  EXPECT_EQ(out[1].payload, id.definition) << "the server's definition, whole";
+  EXPECT_EQ(out[2].payload, j.definition);
+}
