@@ -128,6 +128,7 @@ public:
   }
 
   void on_done(int64_t affected_rows) override {
+    transaction_set_ = false;
     mysqlwire::command_result result{affected_rows};
     if (backend_) { // read before the connection goes back
       result.insert_id = backend_->insert_id();
@@ -141,6 +142,10 @@ public:
   }
 
   void on_failed(const engines::engine_error& e) override {
+    // A statement that failed before its transaction began leaves that
+    // SET TRANSACTION waiting on the connection, for whoever runs next.
+    if (std::exchange(transaction_set_, false) && backend_)
+      backend_->abandon();
     bool cancelled = e.kind() == engines::error_kind::cancelled;
     finish_fast(cancelled ? "Cancelled" : "Failed", e.what());
     session_.server_in_transaction(block_.has_value()); // a deadlock rolled it back
@@ -255,6 +260,7 @@ private:
   void run(mysqlwire::query_event& ev) {
     step_ = ev.step;
     param_kinds_ = std::move(ev.kinds);
+    prelude_once_ = std::move(ev.prelude);
     if (!run_fast(ev))
       run_on_actors(std::move(ev.sql), std::move(ev.params));
   }
@@ -289,6 +295,12 @@ private:
     backend_ = std::move(conn);
     if (needs_replay(*backend_))
       return give_settings();
+    if (!prelude_once_.empty()) { // the next transaction's SET TRANSACTION, on this connection
+      transaction_set_ = true;
+      prelude_ = std::exchange(prelude_once_, {});
+      giving_ = backend_->settings();
+      return give_settings();
+    }
     backend_->run(fast_->sql, params_, shared_from_this(), param_kinds_);
   }
 
@@ -383,6 +395,8 @@ private:
   bool columns_sent_ = false;
   std::vector<sql::literal_kind> param_kinds_; // the running statement's, as its client typed them
   std::vector<mysqlwire::server_field> fields_; // on_fields()'s, for the columns next
+  std::string prelude_once_;                     // the statement's query_event::prelude
+  bool transaction_set_ = false;                 // it ran before the running statement
 };
 
 } // namespace

@@ -338,11 +338,13 @@ void server_session::start(std::string sql,
     after_begin_ = query_event{std::move(sql), std::move(params), sql::transaction_step::inside,
                                std::move(kinds)};
     current_step_ = sql::transaction_step::begin;
-    events_.push_back(query_event{"BEGIN", {}, current_step_}); // SQLite knows no START
+    events_.push_back(query_event{"BEGIN", {}, current_step_, {}, // SQLite knows no START
+                                  std::exchange(next_transaction_, {})});
     return;
   }
   current_step_ = sql::transaction_step_of(sql, keyword, block_open_);
-  events_.push_back(query_event{std::move(sql), std::move(params), current_step_, std::move(kinds)});
+  events_.push_back(query_event{std::move(sql), std::move(params), current_step_, std::move(kinds),
+                                std::exchange(next_transaction_, {})});
 }
 
 void server_session::set_autocommit(bool on) {
@@ -368,6 +370,7 @@ void server_session::end_block_with(std::string sql) {
 void server_session::reset_connection() {
   ++resets_;
   last_insert_id_ = 0;
+  next_transaction_.clear();
   prepared_.clear();
   prepared_bytes_ = 0;
   autocommit_ = true;
@@ -488,6 +491,14 @@ bool server_session::answer_locally(const std::string& sql) {
     if (sql::leaves_session_state(text)) // user variables: the server keeps them
       return false;
     auto body = sql::after_leading_keyword(text);
+    if (lower(body).starts_with("transaction ") && opts_.settings_on_server
+        && opts_.settings_on_server(text)) {
+      if (block_open_) // refused by the server inside a block, as MySQL does
+        return false;
+      next_transaction_ = std::string{text};
+      send(ok_packet(0, 0, status(), 0));
+      return true;
+    }
     auto autocommit = autocommit_assignment(body);
     if (!autocommit && opts_.settings_on_server && sets_server_variable(body)
         && opts_.settings_on_server(text))

@@ -55,6 +55,9 @@ struct query_event {
   sql::transaction_step step = sql::transaction_step::none;
   /// Each parameter's kind, as its client's type said (prepared statements).
   std::vector<sql::literal_kind> kinds{};
+  /// To run first on the statement's connection: a SET TRANSACTION the
+  /// client sent for its next transaction, which this statement starts.
+  std::string prelude{};
 };
 
 /// KILL [QUERY | CONNECTION] id: the driver stops that connection's query
@@ -199,6 +202,9 @@ private:
   /// What LAST_INSERT_ID() returns: the last id a statement of this
   /// session generated, whichever pooled connection it ran on.
   uint64_t last_insert_id_ = 0;
+  /// SET TRANSACTION (no SESSION, no GLOBAL): the next transaction's
+  /// characteristics, given to the connection the next statement runs on.
+  std::string next_transaction_;
   std::vector<column> current_columns_;
   std::vector<server_field> fields_; // the server's, for current_columns_
   std::string current_sql_;

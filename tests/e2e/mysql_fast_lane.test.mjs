@@ -596,3 +596,31 @@ test('columns reach mysql2 as MariaDB described them: table, type, flags and uns
   const [[row]] = await c.execute('SELECT id, u FROM qf_described WHERE id > ?', [0]);
   assert.deepEqual(row, { id: '18446744073709551615', u: 4294967295 });
 });
+
+test("SET TRANSACTION (for the next transaction) reaches the connection that transaction runs on: its isolation level, READ ONLY", T, async (t) => {
+  const gw = await laneGateway(t, 24274, { poolSize: 3 });
+  const d = await direct(gw);
+  await d.query('DROP TABLE IF EXISTS qf_next_tx');
+  await d.query('CREATE TABLE qf_next_tx (a int) ENGINE=InnoDB');
+  gw.defer(() => d.query('DROP TABLE IF EXISTS qf_next_tx'));
+  await d.beginTransaction();
+  await d.query('INSERT INTO qf_next_tx VALUES (1)'); // not committed
+  gw.defer(() => d.rollback());
+  const a = await through(gw);
+  const count = async () => (await a.query('SELECT count(*) AS n FROM qf_next_tx'))[0][0].n;
+  await a.query('SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED');
+  await a.query('BEGIN');
+  assert.equal(await count(), 1, 'a dirty read, as asked for');
+  await a.query('COMMIT');
+  await a.query('BEGIN');
+  assert.equal(await count(), 0, 'the next transaction only');
+  await a.query('COMMIT');
+  await a.query('SET TRANSACTION READ ONLY');
+  await assert.rejects(a.query('INSERT INTO qf_next_tx VALUES (2)'), (e) => e.errno === 1792);
+  // Refused before its transaction began, it left READ ONLY waiting on its
+  // connection, which nobody else gets.
+  const others = await Promise.all([0, 1, 2].map(() => through(gw)));
+  for (let i = 0; i < 3; i++)
+    await Promise.all(others.map((o) => o.query('INSERT INTO qf_next_tx VALUES (3)')));
+  await d.query('DELETE FROM qf_next_tx WHERE a = 3');
+});

@@ -1061,3 +1061,23 @@ TEST(mysqlwire_binary, a_servers_columns_are_passed_on_and_their_cells_encoded_b
   EXPECT_EQ(out[1].payload, id.definition) << "the server's definition, whole";
   EXPECT_EQ(out[2].payload, j.definition);
 }
+
+TEST(mysqlwire_session, set_transaction_goes_with_the_next_statement_to_its_connection) {
+  session_options opts{7, std::string(20, 's')};
+  opts.settings_on_server = [](std::string_view) { return true; };
+  auto s = logged_in(opts);
+  s.feed(command_packet("\x03SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED"));
+  EXPECT_FALSE(s.next_event()) << "kept for the next transaction";
+  EXPECT_EQ(packets_of(s.take_output()).at(0).payload[0], '\0');
+  s.feed(command_packet("\x03" "BEGIN"));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).prelude, "SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED");
+  s.complete(0);
+  s.server_in_transaction(true);
+  s.take_output();
+  s.feed(command_packet("\x03SET TRANSACTION READ ONLY"));
+  ev = s.next_event();
+  ASSERT_TRUE(ev) << "inside a block: the server's to refuse";
+  EXPECT_EQ(std::get<query_event>(*ev).prelude, "");
+}
