@@ -405,8 +405,10 @@ protected:
       // It ended before its cancel arrived, which may yet: on this
       // connection's next statement, anyone's. The connection goes.
       backend_->abandon();
-    if (backend_ && fast_->pins)
+    if (backend_ && fast_->pins) {
       backend_->hold_private_state(std::move(fast_->pin));
+      state_resets_ = self().session_.session_resets();
+    }
     if (backend_ && fast_->tracks && status == "Success") {
       auto server = backend_->settings(); // what the replay gave it, if one ran
       server.apply_on_server(fast_->sql);
@@ -506,7 +508,10 @@ protected:
   void keep_private_backend(std::shared_ptr<Backend> own) {
     private_backend_ = std::move(own);
     private_cluster_ = fast_->cluster;
-    private_resets_ = self().session_.session_resets();
+    // As of when the client left its state there: a block that a reset
+    // (COM_RESET_CONNECTION, COM_CHANGE_USER) rolled back hands over a
+    // connection whose state that reset discarded.
+    private_resets_ = state_resets_;
   }
 
   /// The cluster of the session's kept connection when it is a member of
@@ -589,6 +594,7 @@ protected:
   std::shared_ptr<Backend> private_backend_; // see keep_private_backend()
   std::shared_ptr<cluster_state> private_cluster_;
   uint64_t private_resets_ = 0;
+  uint64_t state_resets_ = 0; // the client's resets when it last left state on a connection
   engines::parameters params_;
   std::shared_ptr<Backend> backend_;
   std::optional<fast_block<Backend>> block_;

@@ -624,3 +624,15 @@ test("SET TRANSACTION (for the next transaction) reaches the connection that tra
     await Promise.all(others.map((o) => o.query('INSERT INTO qf_next_tx VALUES (3)')));
   await d.query('DELETE FROM qf_next_tx WHERE a = 3');
 });
+
+test('COM_RESET_CONNECTION inside a block rolls it back and lets go of the state the client left on its connection', T, async (t) => {
+  const gw = await laneGateway(t, 24276);
+  const c = await through(gw);
+  await c.query('SET @qf_v = 5');
+  await c.query('CREATE TEMPORARY TABLE qf_reset_tmp (a int)');
+  await c.query('BEGIN');
+  await c.query('INSERT INTO qf_reset_tmp VALUES (1)');
+  await c.reset();
+  assert.deepEqual((await c.query('SELECT @qf_v AS v'))[0], [{ v: null }]);
+  await assert.rejects(c.query('SELECT * FROM qf_reset_tmp'), (e) => e.errno === 1146);
+});
