@@ -710,14 +710,14 @@ test("a simple Query's result is relayed as the server wrote it", T, async (t) =
   assert.deepEqual(r.fields.map((f) => f.dataTypeID), [23, 25]);
   assert.deepEqual(r.rows.map((row) => row.s), ['x1', 'x2', 'x3', 'x4', 'x5']);
 
-  // An error's position counts in the one statement the server saw, not in
-  // the client's Query: it is left out rather than pointing astray. The
-  // statements after the error do not run.
+  // An error's position, which the server counts in the one statement it
+  // saw, is moved to count in the client's Query, as PostgreSQL's own
+  // would. The statements after the error do not run.
   // The rest of the server's fields come through, its source routine
   // among them, which only a relayed error carries.
   await assert.rejects(c.query('SELECT 1; SELECT * FROM qf_no_such_table; SELECT 3'), (e) => {
     assert.equal(e.code, '42P01');
-    assert.equal(e.position, undefined);
+    assert.equal(e.position, '25');
     assert.equal(typeof e.routine, 'string');
     return true;
   });
