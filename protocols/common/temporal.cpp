@@ -107,7 +107,22 @@ std::string utc_timestamp_text(std::string_view text) {
                  + int64_t{t->hour} * 3600 + t->minute * 60 + t->second - shift;
   int64_t days = (secs >= 0 ? secs : secs - 86399) / 86400;
   int64_t rest = secs - days * 86400;
-  // civil_from_days (Hinnant), from 1970-01-01.
+  auto date = civil_from_days(days);
+  if (date.year < 1 || date.year > 9999)
+    return std::string{text};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u %02u:%02u:%02u", static_cast<int>(date.year),
+                date.month, date.day,
+                static_cast<unsigned>(rest / 3600), static_cast<unsigned>(rest / 60 % 60),
+                static_cast<unsigned>(rest % 60));
+  std::string out = buf;
+  if (auto dot = base.find('.'); dot != std::string_view::npos)
+    out += base.substr(dot); // whole-second offsets leave the fraction alone
+  return out;
+}
+
+civil_date civil_from_days(int64_t days) {
+  // Howard Hinnant's algorithm, as days_from_civil's.
   int64_t z = days + 719468;
   int64_t era = (z >= 0 ? z : z - 146096) / 146097;
   auto doe = static_cast<unsigned>(z - era * 146097);
@@ -116,17 +131,7 @@ std::string utc_timestamp_text(std::string_view text) {
   unsigned mp = (5 * doy + 2) / 153;
   unsigned d = doy - (153 * mp + 2) / 5 + 1;
   unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  int64_t y = static_cast<int64_t>(yoe) + era * 400 + (m <= 2 ? 1 : 0);
-  if (y < 1 || y > 9999)
-    return std::string{text};
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u %02u:%02u:%02u", static_cast<int>(y), m, d,
-                static_cast<unsigned>(rest / 3600), static_cast<unsigned>(rest / 60 % 60),
-                static_cast<unsigned>(rest % 60));
-  std::string out = buf;
-  if (auto dot = base.find('.'); dot != std::string_view::npos)
-    out += base.substr(dot); // whole-second offsets leave the fraction alone
-  return out;
+  return {static_cast<int64_t>(yoe) + era * 400 + (m <= 2 ? 1 : 0), m, d};
 }
 
 int64_t days_from_civil(int year, unsigned month, unsigned day) {

@@ -32,6 +32,13 @@ std::optional<time_of_day> parse_time_of_day(std::string_view text);
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 int64_t days_from_civil(int year, unsigned month, unsigned day);
 
+/// The date `days` after 1970-01-01 (days_from_civil's inverse).
+struct civil_date {
+  int64_t year = 0;
+  unsigned month = 0, day = 0;
+};
+civil_date civil_from_days(int64_t days);
+
 /// PostgreSQL's text of a timestamptz in whatever TimeZone its session
 /// has ("2024-02-29 21:00:00.5+09", "... -03:30") as canonical UTC text
 /// ("2024-02-29 12:00:00.5"); text it does not read (infinity, BC

@@ -367,34 +367,35 @@ std::optional<std::vector<std::optional<std::string>>> decode_parameters(
   return out;
 }
 
-std::string binary_row(const std::vector<server_field>& fields, const row_batch& batch, size_t row) {
-  std::string out(1 + (fields.size() + 9) / 8, '\0'); // the NULL bitmap starts at bit 2
-  for (size_t c = 0; c < fields.size(); ++c) {
+namespace {
+
+/// A binary-protocol row: header, NULL bitmap (from bit 2), then each
+/// non-NULL cell as `put` writes it.
+template <class Columns, class Put>
+std::string binary_row_of(const Columns& columns, const row_batch& batch, size_t row, Put put) {
+  std::string out(1 + (columns.size() + 9) / 8, '\0');
+  for (size_t c = 0; c < columns.size(); ++c) {
     const auto& cell = batch.at(row, c);
     if (!cell) {
       auto bit = c + 2;
       out[1 + bit / 8] = static_cast<char>(out[1 + bit / 8] | (1 << (bit % 8)));
       continue;
     }
-    put_server_value(out, fields[c], *cell);
+    put(out, columns[c], *cell);
   }
   return out;
 }
 
-std::string binary_row(const std::vector<column>& cols, const row_batch& batch,
-                       size_t row) {
-  // The NULL bitmap of result rows starts at bit 2.
-  std::string out(1 + (cols.size() + 9) / 8, '\0');
-  for (size_t c = 0; c < cols.size(); ++c) {
-    const auto& cell = batch.at(row, c);
-    if (!cell) {
-      auto bit = c + 2;
-      out[1 + bit / 8] = static_cast<char>(out[1 + bit / 8] | (1 << (bit % 8)));
-      continue;
-    }
-    put_binary_value(out, cols[c].type, *cell);
-  }
-  return out;
+} // namespace
+
+std::string binary_row(const std::vector<server_field>& fields, const row_batch& batch, size_t row) {
+  return binary_row_of(fields, batch, row, put_server_value);
+}
+
+std::string binary_row(const std::vector<column>& cols, const row_batch& batch, size_t row) {
+  return binary_row_of(cols, batch, row, [](std::string& out, const column& c, const std::string& text) {
+    put_binary_value(out, c.type, text);
+  });
 }
 
 } // namespace qf::mysqlwire

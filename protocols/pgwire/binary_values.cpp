@@ -30,16 +30,7 @@ bool all_digits(std::string_view s) {
 /// "YYYY-MM-DD[ HH:MM:SS[.ffffff]]" of a day since 2000-01-01 and the
 /// microseconds into it.
 std::string civil_text(int64_t days, int64_t rest, bool with_time) {
-  // civil_from_days (Hinnant), from 1970-01-01.
-  int64_t z = days + epoch_2000_days + 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  auto doe = static_cast<unsigned>(z - era * 146097);
-  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  unsigned mp = (5 * doy + 2) / 153;
-  unsigned d = doy - (153 * mp + 2) / 5 + 1;
-  unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  int64_t y = static_cast<int64_t>(yoe) + era * 400 + (m <= 2 ? 1 : 0);
+  auto [y, m, d] = civil_from_days(days + epoch_2000_days);
   char buf[64];
   if (!with_time) {
     std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u", static_cast<long long>(y), m, d);

@@ -38,12 +38,14 @@ size_t skip_dollar(std::string_view s, size_t i) {
   return end == std::string_view::npos ? s.size() : end + tag.size();
 }
 
-/// Index past whitespace and comments from i.
-size_t skip_noise(std::string_view s, size_t i) {
+/// Index past whitespace and comments from i: /* */ and, where
+/// `line_comment_at` says one starts, a comment to the end of the line.
+template <class LineComment>
+size_t skip_comments(std::string_view s, size_t i, LineComment line_comment_at) {
   while (i < s.size()) {
     if (is_space(s[i])) {
       ++i;
-    } else if (s.substr(i, 2) == "--") {
+    } else if (line_comment_at(s, i)) {
       auto nl = s.find('\n', i);
       i = nl == std::string_view::npos ? s.size() : nl + 1;
     } else if (s.substr(i, 2) == "/*") {
@@ -54,6 +56,11 @@ size_t skip_noise(std::string_view s, size_t i) {
     }
   }
   return i;
+}
+
+/// Index past whitespace and comments (PostgreSQL's) from i.
+size_t skip_noise(std::string_view s, size_t i) {
+  return skip_comments(s, i, [](std::string_view t, size_t at) { return t.substr(at, 2) == "--"; });
 }
 
 } // namespace
@@ -116,20 +123,7 @@ bool mysql_line_comment_at(std::string_view s, size_t i) {
 
 /// Index past whitespace and MySQL's comments from i.
 size_t skip_mysql_noise(std::string_view s, size_t i) {
-  while (i < s.size()) {
-    if (is_space(s[i])) {
-      ++i;
-    } else if (mysql_line_comment_at(s, i)) {
-      auto nl = s.find('\n', i);
-      i = nl == std::string_view::npos ? s.size() : nl + 1;
-    } else if (s.substr(i, 2) == "/*") {
-      auto end = s.find("*/", i + 2);
-      i = end == std::string_view::npos ? s.size() : end + 2;
-    } else {
-      break;
-    }
-  }
-  return i;
+  return skip_comments(s, i, mysql_line_comment_at);
 }
 
 /// CREATE [OR REPLACE] [DEFINER = ...] [AGGREGATE] PROCEDURE | FUNCTION |
