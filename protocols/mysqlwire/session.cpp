@@ -328,6 +328,12 @@ void server_session::start(std::string sql,
                            bool binary, std::vector<sql::literal_kind> kinds) {
   state_ = state::running;
   binary_rows_ = binary;
+  if (opts_.settings_on_server && lower(sql).find("last_insert_id") != std::string::npos
+      && opts_.settings_on_server(sql)) {
+    // The pooled connection's LAST_INSERT_ID() is whichever client's
+    // insert ran there last: this session's own goes in instead.
+    sql = sql::replace_mysql_call(sql, "last_insert_id", std::to_string(last_insert_id_));
+  }
   current_sql_ = sql;
   auto keyword = sql::leading_keyword(sql);
   using_ = keyword == "USE" ? sql::mysql_used_database(sql) : std::nullopt;

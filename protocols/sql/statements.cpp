@@ -180,6 +180,55 @@ void split_mysql_statements(std::string_view script, std::vector<std::string_vie
   flush(script.size());
 }
 
+std::string replace_mysql_call(std::string_view sql, std::string_view function,
+                               std::string_view value) {
+  std::string out;
+  size_t copied = 0;
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  size_t i = 0;
+  while (i < sql.size()) {
+    char c = sql[i];
+    if (c == '\'' || c == '"' || c == '`') {
+      i = skip_mysql_quoted(sql, i, c);
+      continue;
+    }
+    if (mysql_line_comment_at(sql, i) || sql.substr(i, 2) == "/*") {
+      i = skip_mysql_noise(sql, i);
+      continue;
+    }
+    bool word_start = ident(c) && (i == 0 || !ident(sql[i - 1]));
+    if (!word_start || i + function.size() > sql.size()
+        || !std::equal(function.begin(), function.end(), sql.begin() + static_cast<std::ptrdiff_t>(i),
+                       [](char a, char b) { return std::tolower(static_cast<unsigned char>(a))
+                                                   == std::tolower(static_cast<unsigned char>(b)); })
+        || (i + function.size() < sql.size() && ident(sql[i + function.size()]))) {
+      ++i;
+      continue;
+    }
+    size_t j = i + function.size();
+    while (j < sql.size() && is_space(sql[j]))
+      ++j;
+    if (j >= sql.size() || sql[j] != '(') {
+      i = j;
+      continue;
+    }
+    ++j;
+    while (j < sql.size() && is_space(sql[j]))
+      ++j;
+    if (j >= sql.size() || sql[j] != ')') { // it takes arguments: another call
+      i = j;
+      continue;
+    }
+    out.append(sql.substr(copied, i - copied));
+    out.append(value);
+    copied = i = j + 1;
+  }
+  if (copied == 0)
+    return std::string{sql};
+  out.append(sql.substr(copied));
+  return out;
+}
+
 std::string leading_keywords(std::string_view statement, size_t count) {
   std::string out;
   size_t i = 0;

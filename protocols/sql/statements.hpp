@@ -21,6 +21,12 @@ void split_statements(std::string_view script, std::vector<std::string_view>& ou
 /// the last statement: the rest of the script is its body.
 void split_mysql_statements(std::string_view script, std::vector<std::string_view>& out);
 
+/// MySQL text with each call of `function` without arguments (`NAME()`,
+/// any case, outside strings and comments) replaced by `value`; the text
+/// itself when there is none.
+std::string replace_mysql_call(std::string_view sql, std::string_view function,
+                               std::string_view value);
+
 /// The first keyword, uppercased ("SELECT", "WITH", "INSERT"...), skipping
 /// whitespace, comments and opening parentheses.
 std::string leading_keyword(std::string_view statement);

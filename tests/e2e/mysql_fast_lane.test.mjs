@@ -518,8 +518,25 @@ test("what MariaDB says of a statement reaches its client: insertId and LAST_INS
   }
   const [[{ n }]] = await d.query('SELECT count(*) AS n FROM qf_ids');
   assert.equal(n, 12);
+  // LAST_INSERT_ID() inside another statement is the client's own too: a
+  // child row points at its client's parent, whichever connection ran it.
+  await d.query('DROP TABLE IF EXISTS qf_child');
+  await d.query('CREATE TABLE qf_child (parent int, who varchar(4))');
+  gw.defer(() => d.query('DROP TABLE IF EXISTS qf_child'));
+  for (let round = 0; round < 3; round++) {
+    await Promise.all(clients.map(async (c, i) => {
+      await c.query('INSERT INTO qf_ids (who) VALUES (?)', [`p${i}`]);
+      await c.query('INSERT INTO qf_child VALUES (LAST_INSERT_ID(), ?)', [`p${i}`]);
+    }));
+  }
+  const [mismatched] = await d.query(
+    'SELECT count(*) AS n FROM qf_child c JOIN qf_ids p ON p.id = c.parent WHERE p.who <> c.who');
+  const [children] = await d.query('SELECT count(*) AS n FROM qf_child c JOIN qf_ids p ON p.id = c.parent');
+  assert.deepEqual([mismatched[0].n, children[0].n], [0, 12]);
+  await d.query('DELETE FROM qf_ids WHERE id > 12');
   const [exec] = await clients[1].execute('INSERT INTO qf_ids (who) VALUES (?)', ['e']);
-  assert.equal(exec.insertId, 13);
+  const [[{ id }]] = await d.query("SELECT id FROM qf_ids WHERE who = 'e'");
+  assert.equal(exec.insertId, id);
   // mysql2 asks for CLIENT_FOUND_ROWS: rows matched, changed or not.
   const [same] = await clients[0].query('UPDATE qf_ids SET v = 1 WHERE id <= 3');
   assert.equal(same.affectedRows, 3);

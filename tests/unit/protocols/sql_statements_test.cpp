@@ -53,3 +53,16 @@ TEST(split_mysql_statements, unterminated_quotes_and_comments_end_with_the_scrip
   EXPECT_EQ(mysql_split("SELECT '\\"), (std::vector<std::string>{"SELECT '\\"}));
   EXPECT_TRUE(mysql_split("").empty());
 }
+
+TEST(replace_mysql_call, calls_without_arguments_are_replaced_outside_strings_and_comments) {
+  using qf::sql::replace_mysql_call;
+  EXPECT_EQ(replace_mysql_call("INSERT INTO c VALUES (LAST_INSERT_ID(), 'last_insert_id()')", "last_insert_id", "42"),
+            "INSERT INTO c VALUES (42, 'last_insert_id()')");
+  EXPECT_EQ(replace_mysql_call("SELECT last_insert_id ( ) + 1 -- LAST_INSERT_ID()\n", "last_insert_id", "7"),
+            "SELECT 7 + 1 -- LAST_INSERT_ID()\n");
+  EXPECT_EQ(replace_mysql_call("UPDATE s SET id = LAST_INSERT_ID(id + 1)", "last_insert_id", "7"),
+            "UPDATE s SET id = LAST_INSERT_ID(id + 1)") << "with arguments it sets the value: left alone";
+  EXPECT_EQ(replace_mysql_call("SELECT my_last_insert_id(), `last_insert_id`()", "last_insert_id", "7"),
+            "SELECT my_last_insert_id(), `last_insert_id`()");
+  EXPECT_EQ(replace_mysql_call("SELECT LAST_INSERT_ID(", "last_insert_id", "7"), "SELECT LAST_INSERT_ID(");
+}
