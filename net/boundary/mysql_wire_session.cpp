@@ -128,6 +128,8 @@ public:
   }
 
   void on_done(int64_t affected_rows) override {
+    if (std::exchange(counts_found_rows_, false) && backend_)
+      return read_found_rows(affected_rows);
     transaction_set_ = false;
     mysqlwire::command_result result{affected_rows};
     if (backend_) { // read before the connection goes back
@@ -261,6 +263,7 @@ private:
     step_ = ev.step;
     param_kinds_ = std::move(ev.kinds);
     prelude_once_ = std::move(ev.prelude);
+    counts_found_rows_ = ev.counts_found_rows;
     if (!run_fast(ev))
       run_on_actors(std::move(ev.sql), std::move(ev.params));
   }
@@ -302,6 +305,36 @@ private:
       return give_settings();
     }
     backend_->run(fast_->sql, params_, shared_from_this(), param_kinds_);
+  }
+
+  /// SQL_CALC_FOUND_ROWS counted on this connection: FOUND_ROWS() is read
+  /// here, now, before the connection serves anyone else; then the
+  /// statement ends as it would have.
+  void read_found_rows(int64_t affected_rows) {
+    struct reader : engines::mysql_async_listener {
+      reader(std::weak_ptr<mysql_wire_session> s, int64_t a) : session(std::move(s)), affected(a) {}
+      void on_columns(std::vector<column>) override {}
+      bool on_rows(row_batch& rows) override {
+        if (rows.rows() > 0 && rows.at(0, 0))
+          found = std::strtoull(rows.at(0, 0)->c_str(), nullptr, 10);
+        return true;
+      }
+      void on_result_end(int64_t) override {}
+      void on_done(int64_t) override {
+        if (auto s = session.lock()) {
+          s->session_.found_rows(found);
+          s->on_done(affected);
+        }
+      }
+      void on_failed(const engines::engine_error&) override {
+        if (auto s = session.lock())
+          s->on_done(affected); // the statement's own answer stands
+      }
+      std::weak_ptr<mysql_wire_session> session;
+      int64_t affected;
+      uint64_t found = 0;
+    };
+    backend_->run("SELECT FOUND_ROWS()", {}, std::make_shared<reader>(weak_from_this(), affected_rows));
   }
 
   /// The connection's variables are not the client's (another client's
@@ -397,6 +430,7 @@ private:
   std::vector<mysqlwire::server_field> fields_; // on_fields()'s, for the columns next
   std::string prelude_once_;                     // the statement's query_event::prelude
   bool transaction_set_ = false;                 // it ran before the running statement
+  bool counts_found_rows_ = false;               // the running statement's query_event's
 };
 
 } // namespace

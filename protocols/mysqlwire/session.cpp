@@ -328,12 +328,23 @@ void server_session::start(std::string sql,
                            bool binary, std::vector<sql::literal_kind> kinds) {
   state_ = state::running;
   binary_rows_ = binary;
-  if (opts_.settings_on_server && lower(sql).find("last_insert_id") != std::string::npos
-      && opts_.settings_on_server(sql)) {
-    // The pooled connection's LAST_INSERT_ID() is whichever client's
-    // insert ran there last: this session's own goes in instead.
-    sql = sql::replace_mysql_call(sql, "last_insert_id", std::to_string(last_insert_id_));
+  bool counts_found_rows = false;
+  if (opts_.settings_on_server) {
+    auto low = lower(sql);
+    bool last_id = low.find("last_insert_id") != std::string::npos;
+    bool found = low.find("found_rows") != std::string::npos;
+    if ((last_id || found) && opts_.settings_on_server(sql)) {
+      // The pooled connection's are whichever client's statement ran there
+      // last: this session's own go in instead.
+      if (last_id)
+        sql = sql::replace_mysql_call(sql, "last_insert_id", std::to_string(last_insert_id_));
+      if (found)
+        sql = sql::replace_mysql_call(sql, "found_rows", std::to_string(found_rows_));
+      counts_found_rows = low.find("sql_calc_found_rows") != std::string::npos;
+    }
   }
+  rows_sent_ = 0;
+  calculated_found_rows_.reset();
   current_sql_ = sql;
   auto keyword = sql::leading_keyword(sql);
   using_ = keyword == "USE" ? sql::mysql_used_database(sql) : std::nullopt;
@@ -350,7 +361,7 @@ void server_session::start(std::string sql,
   }
   current_step_ = sql::transaction_step_of(sql, keyword, block_open_);
   events_.push_back(query_event{std::move(sql), std::move(params), current_step_, std::move(kinds),
-                                std::exchange(next_transaction_, {})});
+                                std::exchange(next_transaction_, {}), counts_found_rows});
 }
 
 void server_session::set_autocommit(bool on) {
@@ -534,23 +545,24 @@ bool server_session::answer_locally(const std::string& sql) {
     events_.push_back(kill_event{id, query_only});
     return true;
   }
-  if (low.starts_with("select last_insert_id()") && opts_.settings_on_server
-      && opts_.settings_on_server(text)) {
-    // The id this session's last insert generated, on whichever pooled
-    // connection: that connection's own may be another client's since.
-    auto rest = trim(std::string_view{text}.substr(23));
-    auto alias = rest;
-    if (lower(rest).starts_with("as "))
-      alias = trim(rest.substr(3));
-    bool plain = alias.empty() || std::all_of(alias.begin(), alias.end(), [](unsigned char c) {
+  // This session's own, whichever pooled connection ran its statements:
+  // that connection's may be another client's since.
+  for (auto [call, value] : {std::pair{std::string_view{"last_insert_id()"}, last_insert_id_},
+                             std::pair{std::string_view{"found_rows()"}, found_rows_}}) {
+    if (!low.starts_with("select ") || low.compare(7, call.size(), call) != 0
+        || !opts_.settings_on_server || !opts_.settings_on_server(text))
+      continue;
+    auto rest = trim(std::string_view{text}.substr(7 + call.size()));
+    auto alias = lower(rest).starts_with("as ") ? trim(rest.substr(3)) : rest;
+    bool plain = std::all_of(alias.begin(), alias.end(), [](unsigned char c) {
       return std::isalnum(c) || c == '_';
     });
-    if (plain) {
-      std::vector<column> cols{{alias.empty() ? std::string{text.substr(7, 16)} : std::string{alias},
-                                {type_id::bigint}}};
-      send_result(cols, row_batch{1, {cell{std::to_string(last_insert_id_)}}});
-      return true;
-    }
+    if (!plain)
+      break; // the engine answers, with this session's value spliced in
+    std::vector<column> cols{{alias.empty() ? std::string{text.substr(7, call.size())} : std::string{alias},
+                              {type_id::bigint}}};
+    send_result(cols, row_batch{1, {cell{std::to_string(value)}}});
+    return true;
   }
   if (low == "show warnings" || low == "show errors") {
     std::vector<column> cols{{"Level", {type_id::varchar}},
@@ -665,6 +677,7 @@ void server_session::rows(const row_batch& batch) {
     send(binary_rows_ ? (fields_.empty() ? binary_row(current_columns_, batch, r)
                                          : binary_row(fields_, batch, r))
                       : text_row(current_columns_, batch, r));
+  rows_sent_ += batch.rows();
 }
 
 void server_session::result_ends(int64_t affected_rows) {
@@ -688,6 +701,8 @@ void server_session::complete(const command_result& result) {
     current_step_ = sql::transaction_step::inside;
     return;
   }
+  if (!current_columns_.empty()) // a SELECT: FOUND_ROWS() counts its rows
+    found_rows_ = calculated_found_rows_.value_or(rows_sent_);
   end_result(result);
   if (using_)
     database_ = std::move(*using_);

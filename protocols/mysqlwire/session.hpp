@@ -58,6 +58,9 @@ struct query_event {
   /// To run first on the statement's connection: a SET TRANSACTION the
   /// client sent for its next transaction, which this statement starts.
   std::string prelude{};
+  /// A SELECT SQL_CALC_FOUND_ROWS: the driver reads FOUND_ROWS() on its
+  /// connection after it (found_rows()), before another client's statement.
+  bool counts_found_rows = false;
 };
 
 /// KILL [QUERY | CONNECTION] id: the driver stops that connection's query
@@ -134,6 +137,11 @@ public:
   void complete(int64_t affected_rows) {
     complete(command_result{affected_rows});
   }
+  /// Before complete(): what FOUND_ROWS() said on the statement's
+  /// connection right after a SQL_CALC_FOUND_ROWS statement.
+  void found_rows(uint64_t n) {
+    calculated_found_rows_ = n;
+  }
   /// With what the server said of it: the insert id, the warnings, the
   /// summary (matched rows where the client asked for CLIENT_FOUND_ROWS).
   void complete(const command_result& result);
@@ -202,6 +210,11 @@ private:
   /// What LAST_INSERT_ID() returns: the last id a statement of this
   /// session generated, whichever pooled connection it ran on.
   uint64_t last_insert_id_ = 0;
+  /// What FOUND_ROWS() returns: the rows of this session's last SELECT, or
+  /// what SQL_CALC_FOUND_ROWS counted, whichever connection ran it.
+  uint64_t found_rows_ = 0;
+  std::optional<uint64_t> calculated_found_rows_;
+  uint64_t rows_sent_ = 0; // by the running statement
   /// SET TRANSACTION (no SESSION, no GLOBAL): the next transaction's
   /// characteristics, given to the connection the next statement runs on.
   std::string next_transaction_;

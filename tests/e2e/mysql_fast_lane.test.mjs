@@ -534,6 +534,17 @@ test("what MariaDB says of a statement reaches its client: insertId and LAST_INS
   const [children] = await d.query('SELECT count(*) AS n FROM qf_child c JOIN qf_ids p ON p.id = c.parent');
   assert.deepEqual([mismatched[0].n, children[0].n], [0, 12]);
   await d.query('DELETE FROM qf_ids WHERE id > 12');
+  // So is FOUND_ROWS(), after SQL_CALC_FOUND_ROWS (a paginated list's total).
+  for (let round = 0; round < 3; round++) {
+    const totals = await Promise.all(clients.map(async (c, i) => {
+      const [page] = await c.query(`SELECT SQL_CALC_FOUND_ROWS seq FROM seq_1_to_${10 * (i + 1)} LIMIT 3`);
+      assert.equal(page.length, 3);
+      const [[plain]] = await c.query('SELECT FOUND_ROWS()');
+      const [[inside]] = await c.query('SELECT FOUND_ROWS() + 0 AS n');
+      return [Number(plain['FOUND_ROWS()']), Number(inside.n)];
+    }));
+    assert.deepEqual(totals, [[10, 10], [20, 20], [30, 30], [40, 40]]);
+  }
   const [exec] = await clients[1].execute('INSERT INTO qf_ids (who) VALUES (?)', ['e']);
   const [[{ id }]] = await d.query("SELECT id FROM qf_ids WHERE who = 'e'");
   assert.equal(exec.insertId, id);

@@ -1081,3 +1081,31 @@ TEST(mysqlwire_session, set_transaction_goes_with_the_next_statement_to_its_conn
   ASSERT_TRUE(ev) << "inside a block: the server's to refuse";
   EXPECT_EQ(std::get<query_event>(*ev).prelude, "");
 }
+
+TEST(mysqlwire_session, found_rows_is_the_sessions_own) {
+  session_options opts{7, std::string(20, 's')};
+  opts.settings_on_server = [](std::string_view) { return true; };
+  auto s = logged_in(opts);
+  s.feed(command_packet("\x03SELECT SQL_CALC_FOUND_ROWS a FROM t LIMIT 1"));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_TRUE(std::get<query_event>(*ev).counts_found_rows) << "the driver reads the count on its connection";
+  s.columns({{"a", {type_id::integer}}});
+  s.rows(row_batch{1, {std::string{"1"}}});
+  s.found_rows(57);
+  s.complete(-1);
+  s.take_output();
+  s.feed(command_packet("\x03SELECT FOUND_ROWS()"));
+  EXPECT_FALSE(s.next_event()) << "answered here";
+  EXPECT_EQ(packets_of(s.take_output()).at(3).payload, "\x02" "57");
+  s.feed(command_packet("\x03SELECT FOUND_ROWS() * 2 AS twice"));
+  ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).sql, "SELECT 57 * 2 AS twice");
+  s.columns({{"twice", {type_id::bigint}}});
+  s.rows(row_batch{1, {std::string{"114"}}});
+  s.complete(-1);
+  s.take_output();
+  s.feed(command_packet("\x03SELECT FOUND_ROWS()"));
+  EXPECT_EQ(packets_of(s.take_output()).at(3).payload, "\x01" "1") << "a plain SELECT counts its own rows";
+}
