@@ -330,9 +330,14 @@ void server_session::start(std::string sql,
   binary_rows_ = binary;
   bool counts_found_rows = false;
   if (opts_.settings_on_server) {
-    auto low = lower(sql);
-    bool last_id = low.find("last_insert_id") != std::string::npos;
-    bool found = low.find("found_rows") != std::string::npos;
+    // Per statement: read without a copy.
+    auto has = [&](std::string_view word) {
+      return std::search(sql.begin(), sql.end(), word.begin(), word.end(), [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) == b;
+             }) != sql.end();
+    };
+    bool last_id = has("last_insert_id");
+    bool found = has("found_rows");
     if ((last_id || found) && opts_.settings_on_server(sql)) {
       // The pooled connection's are whichever client's statement ran there
       // last: this session's own go in instead.
@@ -340,7 +345,7 @@ void server_session::start(std::string sql,
         sql = sql::replace_mysql_call(sql, "last_insert_id", std::to_string(last_insert_id_));
       if (found)
         sql = sql::replace_mysql_call(sql, "found_rows", std::to_string(found_rows_));
-      counts_found_rows = low.find("sql_calc_found_rows") != std::string::npos;
+      counts_found_rows = has("sql_calc_found_rows");
     }
   }
   rows_sent_ = 0;
