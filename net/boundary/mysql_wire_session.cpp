@@ -287,13 +287,14 @@ private:
   /// or COM_CHANGE_USER) is given to each connection its statements run
   /// on, as its variables are.
   void settings_follow_session() {
-    if (!session_.database().empty())
-      settings_.use(session_.database());
+    const auto& named = session_.database();
+    if (!named.empty() && named != settings_.database()) // per statement: no copy when alike
+      settings_.use(named);
   }
 
   void start_backend(std::shared_ptr<engines::mysql_async_connection> conn) {
     // None named: the connection's own, whichever cluster's it is.
-    if (session_.database().empty())
+    if (session_.database().empty() && settings_.database() != conn->home_database())
       settings_.use(conn->home_database());
     backend_ = std::move(conn);
     if (needs_replay(*backend_))

@@ -330,12 +330,7 @@ void server_session::start(std::string sql,
   binary_rows_ = binary;
   bool counts_found_rows = false;
   if (opts_.settings_on_server) {
-    // Per statement: read without a copy.
-    auto has = [&](std::string_view word) {
-      return std::search(sql.begin(), sql.end(), word.begin(), word.end(), [](char a, char b) {
-               return std::tolower(static_cast<unsigned char>(a)) == b;
-             }) != sql.end();
-    };
+    auto has = [&](std::string_view word) { return sql::contains_ignoring_case(sql, word); };
     bool last_id = has("last_insert_id");
     bool found = has("found_rows");
     if ((last_id || found) && opts_.settings_on_server(sql)) {
@@ -625,13 +620,18 @@ bool server_session::answer_locally(const std::string& sql) {
 }
 
 /// Column count, definitions, EOF: what opens a result set.
-void server_session::send_columns(const std::vector<column>& cols) {
-  std::string count;
-  put_lenenc_int(count, cols.size());
-  send(count);
-  for (const auto& c : cols)
-    send(column_definition(c));
+template <class Definition>
+void server_session::send_columns(size_t count, Definition definition_of) {
+  std::string encoded;
+  put_lenenc_int(encoded, count);
+  send(encoded);
+  for (size_t i = 0; i < count; ++i)
+    send(definition_of(i));
   send(eof_packet(status(), 0));
+}
+
+void server_session::send_columns(const std::vector<column>& cols) {
+  send_columns(cols.size(), [&](size_t i) { return column_definition(cols[i]); });
 }
 
 void server_session::send_result(const std::vector<column>& cols,
@@ -658,12 +658,7 @@ void server_session::columns(const std::vector<column>& cols, std::vector<server
   if (fields.size() != cols.size())
     return send_columns(cols);
   fields_ = std::move(fields);
-  std::string count;
-  put_lenenc_int(count, fields_.size());
-  send(count);
-  for (const auto& f : fields_)
-    send(f.definition);
-  send(eof_packet(status(), 0));
+  send_columns(fields_.size(), [&](size_t i) { return fields_[i].definition; });
 }
 
 void server_session::rows(const row_batch& batch) {

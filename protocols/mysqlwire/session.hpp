@@ -165,6 +165,8 @@ private:
   bool answer_locally(const std::string& sql);
   void send(std::string_view payload);
   void send_columns(const std::vector<column>& cols);
+  template <class Definition>
+  void send_columns(size_t count, Definition definition_of);
   void send_result(const std::vector<column>& cols, const row_batch& rows);
   void end_result(const command_result& result);
   void end_statement();

@@ -617,17 +617,13 @@ void server_session::handle_execute(const std::string& portal_name,
   send_rows_ = true;
   awaiting_execute_ = !execute_too;
   state_ = state::running;
-  if (implicit_open_) { // in a batch's implicit transaction, as in a script's
-    if (auto refused = outside_a_block_only(); !refused.empty())
-      return fail(error("25P01", refused + " can only be used in transaction blocks"));
-    if (sql::transaction_step_of(current_, current_keyword_, false) == transaction_step::begin) {
-      implicit_open_ = false; // the block is the client's now
-      if (describe_first)
-        no_data(out_);
-      if (execute_too)
-        command_complete(out_, current_keyword_ == "BEGIN" ? "BEGIN" : "START TRANSACTION");
+  switch (in_implicit_block(describe_first, execute_too)) {
+    case implicit::runs:
+      break;
+    case implicit::answered:
       return finish_extended();
-    }
+    case implicit::refused:
+      return;
   }
   if (local_statement(current_keyword_)) {
     if (describe_first)
@@ -648,10 +644,7 @@ void server_session::handle_execute(const std::string& portal_name,
 /// cannot be run.
 void server_session::execute_finished(const std::string& name, const std::string& sql) {
   auto kw = sql::leading_keyword(sql);
-  std::string lowered(sql.size(), ' ');
-  std::transform(sql.begin(), sql.end(), lowered.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (!sql::returns_rows(kw) && lowered.find("returning") == std::string::npos)
+  if (!sql::returns_rows(kw) && !sql::contains_ignoring_case(sql, "returning"))
     return extended_error(error("55000", "portal \"" + name + "\" cannot be run"));
   command_complete(out_, kw == "INSERT"                                   ? "INSERT 0 0"
                          : kw == "UPDATE" || kw == "DELETE" || kw == "MERGE" ? kw + " 0"
@@ -870,20 +863,11 @@ void server_session::next_statement() {
     rows_sent_ = 0;
     dml_count_.reset();
     bool more_follow = next_pending_ < pending_.size();
-    if (implicit_open_
-        && sql::transaction_step_of(current_, current_keyword_, false) == transaction_step::begin) {
-      // The implicit block becomes the client's, as PostgreSQL does it:
-      // what ran before is in it, and no COMMIT of ours ends it.
-      implicit_open_ = false;
-      command_complete(out_, current_keyword_ == "BEGIN" ? "BEGIN" : "START TRANSACTION");
+    auto in_block = in_implicit_block(false, true);
+    if (in_block == implicit::refused)
+      return;
+    if (in_block == implicit::answered)
       continue;
-    }
-    if (implicit_open_) {
-      if (auto refused = outside_a_block_only(); !refused.empty())
-        return fail(error("25P01", refused + " can only be used in transaction blocks"));
-      if (sql::transaction_step_of(current_, current_keyword_, true) == transaction_step::end)
-        notice_response(out_, {"WARNING", "25P01", "there is no transaction in progress", ""});
-    }
     if (script_in_one_transaction_ && transaction_ == transaction::idle && more_follow
         && !local_statement(current_keyword_)
         && sql::transaction_step_of(current_, current_keyword_, false) == transaction_step::none) {
@@ -904,6 +888,32 @@ void server_session::next_statement() {
   if (implicit_open_)
     return run_hidden(hidden::commit);
   end_query();
+}
+
+/// The current statement in a script's or batch's implicit transaction,
+/// as PostgreSQL takes it there: a BEGIN makes the block the client's (what
+/// ran before is in it, and no COMMIT of ours ends it) and is answered
+/// here; a savepoint is refused (the client opened no block to keep it
+/// in); a COMMIT or ROLLBACK, which ends the implicit block, warns first.
+/// Outside one, or for the rest: it runs.
+server_session::implicit server_session::in_implicit_block(bool describe_first, bool execute_too) {
+  if (!implicit_open_)
+    return implicit::runs;
+  if (auto refused = outside_a_block_only(); !refused.empty()) {
+    fail(error("25P01", refused + " can only be used in transaction blocks"));
+    return implicit::refused;
+  }
+  if (sql::transaction_step_of(current_, current_keyword_, false) == transaction_step::begin) {
+    implicit_open_ = false;
+    if (describe_first)
+      no_data(out_);
+    if (execute_too)
+      command_complete(out_, current_keyword_ == "BEGIN" ? "BEGIN" : "START TRANSACTION");
+    return implicit::answered;
+  }
+  if (sql::transaction_step_of(current_, current_keyword_, true) == transaction_step::end)
+    notice_response(out_, {"WARNING", "25P01", "there is no transaction in progress", ""});
+  return implicit::runs;
 }
 
 /// What PostgreSQL refuses in a script's implicit transaction (the

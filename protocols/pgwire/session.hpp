@@ -286,6 +286,8 @@ private:
   /// the rest is skipped, the implicit transaction rolled back.
   void query_failed();
   std::string outside_a_block_only() const;
+  enum class implicit { runs, answered, refused };
+  implicit in_implicit_block(bool describe_first, bool execute_too);
   enum class batch_answer { no, yes, not_yet };
   batch_answer in_a_batch(const message& msg, size_t consumed) const;
   /// keyword: the statement's leading one (sql::leading_keyword).

@@ -1,5 +1,6 @@
 #include "protocols/sql/placeholders.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 namespace qf::sql {
@@ -95,5 +96,56 @@ bool is_plain_integer(std::string_view v) {
       return false;
   return true;
 }
+
+std::vector<bool> limit_placeholders(std::string_view sql) {
+  std::vector<bool> in_limit;
+  auto word_at = [&](size_t i, std::string_view w) {
+    if (i + w.size() > sql.size() || (i > 0 && (std::isalnum(static_cast<unsigned char>(sql[i - 1])) || sql[i - 1] == '_')))
+      return false;
+    for (size_t k = 0; k < w.size(); ++k)
+      if (std::tolower(static_cast<unsigned char>(sql[i + k])) != w[k])
+        return false;
+    return i + w.size() == sql.size() || !std::isalnum(static_cast<unsigned char>(sql[i + w.size()]));
+  };
+  auto skip_space = [&](size_t i) {
+    while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i])))
+      ++i;
+    return i;
+  };
+  auto placeholder = [&](size_t& i) { // $n at i: marks it, moves past it
+    if (i >= sql.size() || sql[i] != '$')
+      return false;
+    size_t n = 0, j = i + 1;
+    for (; j < sql.size() && std::isdigit(static_cast<unsigned char>(sql[j])); ++j)
+      n = std::min<size_t>(n * 10 + static_cast<size_t>(sql[j] - '0'), 65535);
+    if (j == i + 1 || n == 0)
+      return false;
+    if (in_limit.size() < n)
+      in_limit.resize(n);
+    in_limit[n - 1] = true;
+    i = j;
+    return true;
+  };
+  for (size_t i = 0; i < sql.size(); ++i) {
+    if (word_at(i, "offset")) { // LIMIT 10 OFFSET $1
+      size_t j = skip_space(i + 6);
+      placeholder(j);
+      continue;
+    }
+    if (!word_at(i, "limit"))
+      continue;
+    size_t j = skip_space(i + 5);
+    if (!placeholder(j))
+      continue;
+    j = skip_space(j);
+    if (j < sql.size() && sql[j] == ',')
+      j = skip_space(j + 1);
+    else if (word_at(j, "offset"))
+      j = skip_space(j + 6);
+    placeholder(j);
+  }
+  return in_limit;
+}
+
 
 } // namespace qf::sql

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace qf::sql {
 
@@ -24,6 +25,12 @@ std::string replace_placeholders(std::string_view statement,
 /// An integer a server reads the same quoted or not; engines that splice
 /// parameters in leave it bare, so that LIMIT $1 works.
 bool is_plain_integer(std::string_view v);
+
+/// Which $n placeholders a LIMIT or OFFSET takes ("LIMIT $1", "LIMIT $1,
+/// $2", "LIMIT $1 OFFSET $2"), indexed by n - 1: a server-side bind reads
+/// any number there (rounded) and a string of one; a literal spliced in
+/// there must be an integer.
+std::vector<bool> limit_placeholders(std::string_view sql);
 
 /// What a parameter's value is, where its client said (a MySQL prepared
 /// statement's parameter types), so that the literal spliced in has the

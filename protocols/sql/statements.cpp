@@ -13,6 +13,10 @@ bool is_space(char c) {
   return std::isspace(static_cast<unsigned char>(c)) != 0;
 }
 
+char lower_ascii(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
 /// Index just past the quoted run starting at i (quote doubled to escape).
 size_t skip_quoted(std::string_view s, size_t i, char quote) {
   for (++i; i < s.size(); ++i)
@@ -180,6 +184,17 @@ void split_mysql_statements(std::string_view script, std::vector<std::string_vie
   flush(script.size());
 }
 
+bool contains_ignoring_case(std::string_view s, std::string_view word) {
+  for (size_t i = 0; i + word.size() <= s.size(); ++i) {
+    size_t k = 0;
+    while (k < word.size() && lower_ascii(s[i + k]) == word[k])
+      ++k;
+    if (k == word.size())
+      return true;
+  }
+  return false;
+}
+
 std::string replace_mysql_call(std::string_view sql, std::string_view function,
                                std::string_view value) {
   std::string out;
@@ -253,20 +268,6 @@ std::string leading_keywords(std::string_view statement, size_t count) {
 
 namespace {
 
-char lower_ascii(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool contains_ignoring_case(std::string_view s, std::string_view word) {
-  for (size_t i = 0; i + word.size() <= s.size(); ++i) {
-    size_t k = 0;
-    while (k < word.size() && lower_ascii(s[i + k]) == word[k])
-      ++k;
-    if (k == word.size())
-      return true;
-  }
-  return false;
-}
 
 /// A call of a function that leaves state in the session, not the
 /// transaction: MySQL's GET_LOCK, PostgreSQL's session advisory locks, and

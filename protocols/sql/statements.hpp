@@ -21,6 +21,9 @@ void split_statements(std::string_view script, std::vector<std::string_view>& ou
 /// the last statement: the rest of the script is its body.
 void split_mysql_statements(std::string_view script, std::vector<std::string_view>& out);
 
+/// Whether `s` holds `word` (lowercase) in any case.
+bool contains_ignoring_case(std::string_view s, std::string_view word);
+
 /// MySQL text with each call of `function` without arguments (`NAME()`,
 /// any case, outside strings and comments) replaced by `value`; the text
 /// itself when there is none.

@@ -590,6 +590,7 @@ test("execute()'s parameters keep the types their client bound: a double is a do
     ['SELECT count(*) AS a FROM (SELECT seq FROM seq_1_to_9 LIMIT ?) s', [1.5]],
     ['SELECT sum(seq) AS a FROM (SELECT seq FROM seq_1_to_9 LIMIT ?, ?) s', [2, 3]],
     ['SELECT sum(seq) AS a FROM (SELECT seq FROM seq_1_to_9 LIMIT ? OFFSET ?) s', [3, 4]],
+    ['SELECT sum(seq) AS a FROM (SELECT seq FROM seq_1_to_9 LIMIT 2 OFFSET ?) s', ['5']],
   ];
   for (const [sql, args] of cases) {
     const [[expected]] = await d.execute(sql, args);

@@ -51,3 +51,14 @@ TEST(Preview, CutsLongSqlOnACharacterBoundary) {
 
 } // namespace
 } // namespace qf::sql
+
+TEST(Placeholders, TheOnesALimitOrOffsetTakesAreToldApart) {
+  using qf::sql::limit_placeholders;
+  EXPECT_EQ(limit_placeholders("SELECT $1 FROM t LIMIT $2"), (std::vector<bool>{false, true}));
+  EXPECT_EQ(limit_placeholders("SELECT * FROM t limit $3, $1"), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(limit_placeholders("SELECT * FROM t LIMIT\n$1 OFFSET $2"), (std::vector<bool>{true, true}));
+  EXPECT_TRUE(limit_placeholders("SELECT my_limit $1 FROM t WHERE a = $2").empty());
+  EXPECT_EQ(limit_placeholders("SELECT * FROM t LIMIT 10 OFFSET $1"), std::vector<bool>{true});
+  EXPECT_TRUE(limit_placeholders("SELECT * FROM t LIMIT $0").empty()) << "no such placeholder";
+  EXPECT_TRUE(limit_placeholders("SELECT * FROM t LIMIT $").empty());
+}
