@@ -1209,3 +1209,39 @@ TEST(pgwire_session, a_query_after_a_portal_closed_early_has_no_row_limit) {
   EXPECT_TRUE(s.relayable()) << "no limit left over: relayed as any query";
   EXPECT_TRUE(s.wants_rows());
 }
+
+TEST(pgwire_session, when_the_implicit_blocks_own_begin_or_commit_fails_the_client_hears_why) {
+  auto s = started_with_scripts_in_one_transaction();
+  s.feed(query_message("INSERT INTO t VALUES (1); SELECT 2"));
+  EXPECT_EQ(run_next(s).first, "BEGIN");
+  s.fail({"ERROR", "08006", "connection lost", ""});
+  EXPECT_EQ(run_next(s).first, "(none)") << "nothing of the script runs";
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "EZ");
+  EXPECT_EQ(out.back(), 'I');
+
+  // A deferred constraint fails at our COMMIT: the script's error, and no block left.
+  s.feed(query_message("INSERT INTO t VALUES (1); SELECT 2"));
+  run_next(s);
+  s.complete(0);
+  run_next(s);
+  s.complete(1);
+  run_next(s);
+  s.columns({{"x", {type_id::integer}}});
+  s.complete(-1);
+  EXPECT_EQ(run_next(s).first, "COMMIT");
+  s.fail({"ERROR", "23503", "violates foreign key constraint", ""});
+  out = s.take_output();
+  EXPECT_EQ(tags(out), "CTCEZ");
+  EXPECT_EQ(out.back(), 'I');
+
+  // In a batch: the error, then nothing up to the Sync.
+  s.feed(parse_msg("", "INSERT INTO t VALUES (1)") + bind_msg("", "", {}) + execute_msg("")
+         + bind_msg("", "", {}) + execute_msg("") + sync_msg);
+  EXPECT_EQ(run_next(s).first, "BEGIN");
+  s.fail({"ERROR", "08006", "connection lost", ""});
+  EXPECT_EQ(run_next(s).first, "(none)");
+  out = s.take_output();
+  EXPECT_EQ(tags(out), "12EZ"); // the batch's first Parse and Bind, then the error
+  EXPECT_EQ(out.back(), 'I');
+}
