@@ -557,9 +557,14 @@ public:
           continue;
         if ((errno == EMFILE || errno == ENFILE) && turn_away_one())
           continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+          return;
+        if (errno != EMFILE && errno != ENFILE)
           spdlog::warn("{}: accept failed: {}", state_->opts.name, std::strerror(errno));
-        return; // ENOMEM and the like: the next connection tries again
+        // Out of descriptors with the spare gone (another thread took the
+        // one it let go), ENOMEM and the like: the backlog gets no edge
+        // until a newer connection comes, so this listener looks again.
+        return try_again_later();
       }
       if (std::exchange(out_of_descriptors_, false))
         spdlog::info("{}: accepting connections again", state_->opts.name);
@@ -589,6 +594,18 @@ private:
     conn->start(std::move(session));
   }
 
+  void try_again_later() {
+    if (std::exchange(retry_armed_, true))
+      return;
+    state_->loops.front()->after(std::chrono::milliseconds(100), [weak = weak_from_this()] {
+      auto self = weak.lock();
+      if (!self || !self->watch_)
+        return; // stopped: its descriptor is closed
+      self->retry_armed_ = false;
+      self->on_ready(0);
+    });
+  }
+
   /// Out of descriptors: the connection waiting first is turned away.
   bool turn_away_one() {
     if (!std::exchange(out_of_descriptors_, true))
@@ -603,6 +620,7 @@ private:
   io::watch watch_;
   io::spare_descriptor spare_;
   bool out_of_descriptors_ = false;
+  bool retry_armed_ = false;
 };
 
 } // namespace

@@ -930,6 +930,10 @@ test('out of file descriptors, the gateway turns new connections away at once an
   const gw = await laneGateway(t, 24138);
   // The limit bounds descriptor numbers; below the highest, some are free.
   const fds = readdirSync(`/proc/${gw.pid}/fd`).map(Number);
+  const held = () => readdirSync(`/proc/${gw.pid}/fd`).map((fd) => {
+    try { return `${fd}:${readlinkSync(`/proc/${gw.pid}/fd/${fd}`)}`; } catch { return `${fd}:gone`; }
+  }).join(' ');
+  const before = held();
   const limit = Math.max(Math.max(...fds) + 1, fds.length + 4);
   const free = limit - fds.length;
   const soft = readFileSync(`/proc/${gw.pid}/limits`, 'utf8').match(/Max open files\s+(\d+)/)[1];
@@ -949,9 +953,10 @@ test('out of file descriptors, the gateway turns new connections away at once an
   }
   await waitFor(async () => turnedAway.wire > 0 && turnedAway.http > 0,
     { timeoutMs: 3000, what: 'connections turned away' }).catch(() => {});
-  assert.ok(turnedAway.wire > 0 && turnedAway.http > 0,
-    `connections past the limit wait in the backlog: ${JSON.stringify(turnedAway)}`);
-  assert.ok(turnedAway.wire < tried.wire, `no wire connection was served within the limit: ${JSON.stringify(turnedAway)}`);
+  const seen = () => `turned away ${JSON.stringify(turnedAway)} of ${JSON.stringify(tried)} at limit ${limit}\n`
+    + `descriptors before: ${before}\nnow: ${held()}\n${gw.logs().split('\n').slice(-20).join('\n')}`;
+  assert.ok(turnedAway.wire > 0 && turnedAway.http > 0, `connections past the limit wait in the backlog: ${seen()}`);
+  assert.ok(turnedAway.wire < tried.wire, `no wire connection was served within the limit: ${seen()}`);
 
   for (const s of sockets) s.destroy();
   execFileSync('prlimit', [`--pid=${gw.pid}`, `--nofile=${soft}:`]);
@@ -959,6 +964,33 @@ test('out of file descriptors, the gateway turns new connections away at once an
   gw.defer(() => c.end());
   assert.equal((await c.query('SELECT 41 + 1 AS n')).rows[0].n, 42);
   assert.equal((await fetch('http://127.0.0.1:24138/readyz')).status, 200);
+});
+
+test('a connection that waited while the gateway had no descriptor to spare is served once one frees, with no newer connection to wake it', T, async (t) => {
+  const gw = await laneGateway(t, 24226);
+  // The limit bounds descriptor numbers: at the lowest spare, the spare the
+  // acceptor lets go is still past it, so the waiting connection can be
+  // neither accepted nor turned away. Nothing may be free below it.
+  const numbers = readdirSync(`/proc/${gw.pid}/fd`).map(Number).sort((a, b) => a - b);
+  const spares = numbers.filter((fd) => fd > 2 && readlinkSync(`/proc/${gw.pid}/fd/${fd}`) === '/dev/null');
+  const limit = Math.min(...spares);
+  assert.deepEqual(numbers.slice(0, limit), [...Array(limit).keys()], 'no descriptor free below the spares');
+  const soft = readFileSync(`/proc/${gw.pid}/limits`, 'utf8').match(/Max open files\s+(\d+)/)[1];
+  execFileSync('prlimit', [`--pid=${gw.pid}`, `--nofile=${limit}:`]);
+  const s = net.connect(gw.pgPort, '127.0.0.1');
+  s.on('error', () => {});
+  gw.defer(() => s.destroy());
+  await new Promise((r) => s.once('connect', r));
+  await waitFor(async () => /postgresWire: out of file descriptors/.test(gw.logs()),
+    { what: 'the wire listener out of descriptors' });
+  execFileSync('prlimit', [`--pid=${gw.pid}`, `--nofile=${soft}:`]);
+  // An SSLRequest: a served connection answers N (no TLS configured).
+  const answer = new Promise((resolve) => s.once('data', (d) => resolve(d.toString('latin1'))));
+  const request = Buffer.alloc(8);
+  request.writeInt32BE(8, 0);
+  request.writeInt32BE(80877103, 4);
+  s.write(request);
+  assert.equal(await Promise.race([answer, sleep(5000).then(() => 'no answer')]), 'N');
 });
 
 test('COPY FROM STDIN through the fast lane: psql imports, and the rows reach PostgreSQL', T, async (t) => {
