@@ -438,6 +438,16 @@ void pg_async_connection::relay_extended(const std::string& sql, const parameter
   relay_write();
 }
 
+void pg_async_connection::relay_describe(const std::string& sql,
+                                         const std::vector<uint32_t>& param_types,
+                                         std::shared_ptr<pg_async_listener> to) {
+  begin_relay(std::move(to));
+  position_shift_ = 0;
+  extended_relay_ = true;
+  pgwire::describe_statement_messages(out_, sql, param_types);
+  relay_write();
+}
+
 void pg_async_connection::begin_relay(std::shared_ptr<pg_async_listener> to) {
   to_ = std::move(to);
   running_ = relaying_ = true;

@@ -105,6 +105,12 @@ public:
                       const std::vector<int16_t>& result_formats, bool describe,
                       bool prepared, std::shared_ptr<pg_async_listener> to);
 
+  /// The server describes a client's statement (pgwire::
+  /// describe_statement_messages): its answer comes back as bytes, but
+  /// for ParseComplete. Nothing of the statement runs.
+  void relay_describe(const std::string& sql, const std::vector<uint32_t>& param_types,
+                      std::shared_ptr<pg_async_listener> to);
+
   /// During a relayed COPY FROM STDIN the listener took (on_copy_in()):
   /// the client's CopyData, as whole messages; `last` with its CopyDone or
   /// CopyFail, after which the server answers.

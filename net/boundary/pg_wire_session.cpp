@@ -219,6 +219,7 @@ private:
     opts.settings_on_server = [this](std::string_view sql) { return lane_would_run(sql); };
     // PostgreSQL runs a script in one transaction; so it does here.
     opts.scripts_in_one_transaction = [this](std::string_view sql) { return lane_would_run(sql); };
+    opts.statements_described_on_server = [this](std::string_view sql) { return lane_would_run(sql); };
     return opts;
   }
 
@@ -393,7 +394,10 @@ private:
     backend_ = std::move(conn);
     if (needs_replay(*backend_))
       return give_settings();
-    if (!session_.relayable() || !backend_->relay_capable())
+    if (session_.relays_a_statement_describe() && backend_->relay_capable())
+      backend_->relay_describe(session_.described_statement(), session_.described_types(),
+                               shared_from_this());
+    else if (!session_.relayable() || !backend_->relay_capable())
       backend_->run(fast_->sql, params_, shared_from_this(), param_types_);
     else if (session_.relays_an_execute())
       backend_->relay_extended(fast_->sql, params_, param_types_, session_.relay_result_formats(),

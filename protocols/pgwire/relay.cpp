@@ -88,23 +88,64 @@ private:
 
 } // namespace
 
+namespace {
+
+/// Parse of `name` with the client's declared types (0: the server infers
+/// it), as it parsed them: `$1 + $2` of two int4 is not ambiguous then.
+void parse_message(std::string& out, std::string_view name, std::string_view sql,
+                   const std::vector<uint32_t>& param_types) {
+  message_writer parse{out, 'P'};
+  out += name;
+  out += '\0';
+  out += sql;
+  out += '\0';
+  byte_writer::put_be_u16(out, static_cast<uint16_t>(param_types.size()));
+  for (auto oid : param_types)
+    put_be_u32(out, oid);
+}
+
+} // namespace
+
+void describe_statement_messages(std::string& out, std::string_view sql,
+                                 const std::vector<uint32_t>& param_types) {
+  parse_message(out, "", sql, param_types);
+  {
+    message_writer d{out, 'D'};
+    out += 'S';
+    out += '\0';
+  }
+  message_writer sync{out, 'S'};
+}
+
+std::optional<std::vector<uint32_t>> parameter_types_of(std::string_view messages) {
+  byte_reader in{messages};
+  while (in.remaining() >= 5) {
+    auto tag = *in.u8();
+    auto length = *in.be_u32();
+    if (length < 4 || length - 4 > in.remaining())
+      return std::nullopt;
+    auto body = in.bytes(length - 4);
+    if (tag != 't')
+      continue;
+    byte_reader fields{*body};
+    auto count = fields.be_u16();
+    if (!count || fields.remaining() != size_t{*count} * 4)
+      return std::nullopt;
+    std::vector<uint32_t> types(*count);
+    for (auto& t : types)
+      t = *fields.be_u32();
+    return types;
+  }
+  return std::nullopt;
+}
+
 void extended_messages(std::string& out, std::string_view sql,
                        const std::vector<std::optional<std::string>>& params,
                        const std::vector<uint32_t>& param_types,
                        const std::vector<int16_t>& result_formats, bool describe,
                        statement_ref statement) {
-  if (statement.parse) {
-    message_writer parse{out, 'P'};
-    out += statement.name;
-    out += '\0';
-    out += sql;
-    out += '\0';
-    // The client's declared types (0: the server infers it), as it parsed
-    // them: `$1 + $2` of two int4 is not ambiguous then.
-    byte_writer::put_be_u16(out, static_cast<uint16_t>(param_types.size()));
-    for (auto oid : param_types)
-      put_be_u32(out, oid);
-  }
+  if (statement.parse)
+    parse_message(out, statement.name, sql, param_types);
   {
     message_writer bind{out, 'B'};
     out += '\0'; // the unnamed portal

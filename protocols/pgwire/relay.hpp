@@ -78,6 +78,17 @@ void extended_messages(std::string& out, std::string_view sql,
                        const std::vector<int16_t>& result_formats, bool describe,
                        statement_ref statement = {});
 
+/// Appends what asks the server to describe a statement as a client's
+/// Describe of it would: Parse of the unnamed statement with the client's
+/// declared types (0: the server infers it), Describe of it, and Sync. The
+/// server answers ParseComplete (dropped by relay_messages()),
+/// ParameterDescription and RowDescription or NoData, or an ErrorResponse.
+void describe_statement_messages(std::string& out, std::string_view sql,
+                                 const std::vector<uint32_t>& param_types);
+
+/// The types of a ParameterDescription among these whole server messages.
+std::optional<std::vector<uint32_t>> parameter_types_of(std::string_view messages);
+
 /// Appends a Close of the named server statement (the server answers
 /// CloseComplete, also when it has no such statement).
 void close_statement_message(std::string& out, std::string_view name);

@@ -500,15 +500,24 @@ void server_session::handle_describe(const describe& d) {
                                       + "\" does not exist"));
       return;
     }
-    // Declared types are echoed; undeclared ones are announced as text,
-    // which every client may send.
-    std::vector<uint32_t> types = stmt->second.param_types;
-    auto placeholders = sql::highest_placeholder(stmt->second.sql);
+    // The server describes it where it can, as it would if the client
+    // had sent it there. Elsewhere declared types are echoed and
+    // undeclared ones announced as text, which every client may send.
+    const auto& [sql, declared] = stmt->second;
+    described_on_server_ = opts_.statements_described_on_server
+                           && opts_.statements_described_on_server(sql);
+    if (described_on_server_) {
+      described_name_ = d.name;
+      described_sql_ = sql;
+      described_types_ = declared;
+    }
+    std::vector<uint32_t> types = declared;
+    auto placeholders = sql::highest_placeholder(sql);
     types.resize(std::max(types.size(), placeholders));
     for (auto& t : types)
       if (t == 0)
         t = 25;
-    describe_statement(stmt->second.sql, std::move(types), stmt->second.param_types, placeholders);
+    describe_statement(sql, std::move(types), declared, placeholders);
     return;
   }
   if (!portals_.count(d.name)) {
@@ -533,16 +542,23 @@ void server_session::describe_statement(const std::string& sql,
                                         size_t placeholders) {
   auto kw = sql::leading_keyword(sql);
   bool wrappable = kw == "SELECT" || kw == "WITH" || kw == "VALUES" || kw == "TABLE";
-  if (!wrappable || transaction_ != transaction::idle) {
+  bool probe = wrappable && transaction_ == transaction::idle;
+  if (!probe && !described_on_server_) {
     parameter_description(out_, param_types);
     no_data(out_);
     return;
   }
-  auto body = std::string_view{sql};
-  while (!body.empty() && (body.back() == ';' || std::isspace(static_cast<unsigned char>(body.back()))))
-    body.remove_suffix(1);
-  // The newline ends a trailing -- comment before the closing parenthesis.
-  set_current("SELECT * FROM (" + std::string{body} + "\n) AS qf_describe LIMIT 0");
+  if (probe) {
+    auto body = std::string_view{sql};
+    while (!body.empty() && (body.back() == ';' || std::isspace(static_cast<unsigned char>(body.back()))))
+      body.remove_suffix(1);
+    // The newline ends a trailing -- comment before the closing parenthesis.
+    set_current("SELECT * FROM (" + std::string{body} + "\n) AS qf_describe LIMIT 0");
+  } else { // for a connection that cannot relay the server's description
+    set_current("SELECT WHERE false");
+    placeholders = 0;
+    declared_types.clear();
+  }
   current_columns_.clear();
   rows_sent_ = 0;
   dml_count_.reset();
@@ -553,7 +569,11 @@ void server_session::describe_statement(const std::string& sql,
   send_rows_ = false;
   describing_ = std::move(param_types);
   state_ = state::running;
-  current_step_ = transaction_step::none;
+  // The server's Parse of the statement in a block fails the block if it
+  // fails, as the client's own would.
+  current_step_ = described_on_server_ && transaction_ != transaction::idle
+                    ? transaction_step::inside
+                    : transaction_step::none;
   // The probe declares what the client declared: the server infers the rest.
   events_.push_back(run_event{current_, std::vector<std::optional<std::string>>(placeholders),
                               current_step_, std::move(declared_types)});
@@ -1110,6 +1130,7 @@ bool server_session::columns(const std::vector<column>& cols) {
     else
       row_description(out_, cols, {}); // formats are not known before Bind
     describing_.reset();
+    described_on_server_ = false;
     return true;
   }
   const auto& kw = current_keyword_;
@@ -1266,6 +1287,21 @@ void server_session::take_copy_data() {
   in_.erase(0, pos);
 }
 
+void server_session::relay(std::string_view server_messages) {
+  if (relays_a_statement_describe()) {
+    // The client binds by the types the server told it: so do we, when
+    // we read its binary parameters and when we parse it on a server.
+    auto stmt = statements_.find(described_name_);
+    auto types = parameter_types_of(server_messages);
+    if (types && stmt != statements_.end() && stmt->second.sql == described_sql_) {
+      kept_bytes_ -= size_of(stmt->second);
+      stmt->second.param_types = std::move(*types);
+      kept_bytes_ += size_of(stmt->second);
+    }
+  }
+  out_.append(server_messages);
+}
+
 void server_session::relay_end(bool failed) {
   // The server's answer ends a copy, also one it ended early: the rest of
   // the client's data is ignored as it comes.
@@ -1273,6 +1309,15 @@ void server_session::relay_end(bool failed) {
   copy_messages_.clear();
   if (state_ != state::running)
     return;
+  if (relays_a_statement_describe()) {
+    describing_.reset();
+    described_on_server_ = false;
+    after_statement(!failed);
+    if (failed) // the server's ErrorResponse told the client
+      skip_to_sync_ = true;
+    finish_extended();
+    return;
+  }
   if (extended_) {
     after_statement(!failed);
     if (failed) // the relayed ErrorResponse told the client
@@ -1304,6 +1349,7 @@ void server_session::fail(const error_fields& e) {
     parameter_description(out_, *describing_);
     no_data(out_);
     describing_.reset();
+    described_on_server_ = false;
     finish_extended();
     return;
   }

@@ -44,6 +44,11 @@ struct session_options {
   /// implicit transaction, as PostgreSQL runs them: where the engine is
   /// PostgreSQL. Unset: each statement on its own.
   std::function<bool(std::string_view script)> scripts_in_one_transaction;
+  /// Whether the server the statement would run on describes a client's
+  /// statement itself (Parse, Describe, Sync; see
+  /// relays_a_statement_describe()): a PostgreSQL cluster on the fast
+  /// lane. Unset, or where it cannot: a probe describes its columns.
+  std::function<bool(std::string_view statement)> statements_described_on_server;
 };
 
 /// The startup packet arrived: the driver reads startup_params() and
@@ -176,6 +181,21 @@ public:
   const std::vector<int16_t>& relay_result_formats() const {
     return result_formats_;
   }
+  /// The running statement is the Describe of a client's statement, for
+  /// the server to describe (Parse of this text with these types,
+  /// Describe, Sync): its ParameterDescription and RowDescription (or
+  /// NoData, or ErrorResponse) are relayed. A driver whose connection
+  /// cannot relay runs the run_event instead: a probe that answers NoData
+  /// where it cannot tell the columns, and runs nothing of the client's.
+  bool relays_a_statement_describe() const {
+    return state_ == state::running && describing_ && described_on_server_;
+  }
+  const std::string& described_statement() const {
+    return described_sql_;
+  }
+  const std::vector<uint32_t>& described_types() const {
+    return described_types_;
+  }
   /// The output holds what must go now: a ReadyForQuery, or what came
   /// before a client's Flush. The rest (ParseComplete and BindComplete
   /// before a run) may wait for the run's answer, as PostgreSQL buffers
@@ -188,9 +208,7 @@ public:
     output_due_ = false;
   }
 
-  void relay(std::string_view server_messages) {
-    out_.append(server_messages);
-  }
+  void relay(std::string_view server_messages);
   /// failed: the server's ErrorResponse was among the relayed messages.
   void relay_end(bool failed);
 
@@ -266,6 +284,8 @@ private:
   /// the client's own, for the probe.
   void describe_statement(const std::string& sql, std::vector<uint32_t> param_types,
                           std::vector<uint32_t> declared_types, size_t placeholders);
+  void describe_on_server(const std::string& name, const prepared_statement& stmt);
+  void describing_started(std::string probe);
   void close_suspended();
   void extended_error(const error_fields& e);
   /// The row limit of an Execute of this portal waiting next, if one is.
@@ -358,6 +378,13 @@ private:
   std::vector<int16_t> result_formats_;
   /// While a Describe of a statement runs its probe: the parameter types.
   std::optional<std::vector<uint32_t>> describing_;
+  /// ... described by the server (relays_a_statement_describe()): the
+  /// statement's name, text and declared types. The types the server
+  /// infers become the statement's: the client binds by them.
+  bool described_on_server_ = false;
+  std::string described_name_;
+  std::string described_sql_;
+  std::vector<uint32_t> described_types_;
   /// The run of a portal's Describe with no Execute behind it yet (pg-cursor
   /// sends each Execute later): no rows until one comes; it pauses after
   /// the RowDescription, as a suspended portal without PortalSuspended.

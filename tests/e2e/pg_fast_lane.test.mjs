@@ -1786,3 +1786,29 @@ test("an error's position counts in the client's own text, also for a statement 
     assert.equal(await c.query(sql, args).then(() => null, (e) => e.position), expected, sql);
   }
 });
+
+test('the server describes a statement before it runs: pgjdbc\'s parameter and column types, psql\'s gdesc of an INSERT ... RETURNING, in a block too', T, async (t) => {
+  const gw = await laneGateway(t, 24228);
+  const d = await direct();
+  gw.defer(() => d.end());
+  const reset = 'DROP TABLE IF EXISTS qf_describe; CREATE TABLE qf_describe (id serial PRIMARY KEY, n int, s text, at timestamptz)';
+  const jdbc = (port) => spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcDescribe.java',
+    String(port)], { encoding: 'utf8', timeout: 120000 });
+  await d.query(reset);
+  const expected = jdbc(PG_PORT);
+  assert.equal(expected.status, 0, expected.stderr);
+  await d.query(reset);
+  const got = jdbc(gw.pgPort);
+  assert.equal(got.status, 0, got.stderr);
+  assert.equal(got.stdout, expected.stdout);
+  assert.match(got.stdout, /^\$1 int4 \$2 text \| id serial \| s text$/m);
+  assert.match(got.stdout, /^block 25P02$/m);
+
+  const gdesc = (port) => execFileSync('psql', ['-X', '-A', '-t', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres',
+    '-d', 'postgres', '-v', 'ON_ERROR_STOP=1'],
+  { encoding: 'utf8', input: 'INSERT INTO qf_describe (n) VALUES (1) RETURNING id, n * 2.5 AS x \\gdesc\n' });
+  assert.equal(gdesc(gw.pgPort), gdesc(PG_PORT));
+  assert.equal(gdesc(gw.pgPort), 'id|integer\nx|numeric\n');
+  const rows = await d.query('SELECT count(*)::int AS n FROM qf_describe');
+  assert.equal(rows.rows[0].n, 1, 'a describe runs nothing: only pgjdbc\'s last insert is there');
+});

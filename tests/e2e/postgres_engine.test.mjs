@@ -462,8 +462,11 @@ test('pgjdbc: statement metadata, server-side prepared statements, fetch size, e
   const r = spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcCheck.java', String(ports.pg)],
     { encoding: 'utf8', timeout: 120000 });
   assert.equal(r.status, 0, r.stderr);
+  const direct = spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcCheck.java',
+    new URL(PG_URL).port], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(r.stdout, direct.stdout);
   assert.deepEqual(r.stdout.trim().split('\n'), [
-    'metadata id:int4 name:varchar price:numeric', // text columns are varchar across engines
+    'metadata id:int4 name:text price:numeric', // as PostgreSQL describes the statement
     'prepared 8',
     'fetched 1000 500500',
     'error 42P01',

@@ -25,5 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto reread = qf::pgwire::relay_messages(shifted.messages, 1 << 20);
   if (reread.fault || reread.need != 0 || reread.consumed != shifted.messages.size())
     std::abort();
+  // A Describe's answer, read for its parameter types: within the bytes.
+  if (auto types = qf::pgwire::parameter_types_of(in); types && types->size() * 4 > size)
+    std::abort();
   return 0;
 }

@@ -219,3 +219,35 @@ TEST(pgwire_relay, an_execute_goes_out_as_parse_bind_describe_execute_sync) {
   qf::pgwire::extended_messages(without, "SELECT 1", {}, {}, {}, false);
   EXPECT_EQ(without.find("D\0\0\0\6P", 0, 7), std::string::npos); // no Describe
 }
+
+TEST(pgwire_relay, a_statement_is_described_by_the_server_without_running) {
+  std::string out;
+  qf::pgwire::describe_statement_messages(out, "INSERT INTO t VALUES ($1) RETURNING id", {0});
+  std::vector<qf::pgwire::message> got;
+  std::string_view rest = out;
+  while (!rest.empty()) {
+    qf::pgwire::frame f;
+    auto d = qf::pgwire::next_frame(rest, false, 1 << 20, f);
+    ASSERT_EQ(d.status, qf::pgwire::decode_status::ok);
+    auto m = qf::pgwire::parse_message(f);
+    ASSERT_TRUE(m) << "tag " << f.tag;
+    got.push_back(*m);
+    rest.remove_prefix(d.consumed);
+  }
+  ASSERT_EQ(got.size(), 3u) << "Parse, Describe, Sync: no Bind, no Execute";
+  EXPECT_EQ(std::get<qf::pgwire::parse>(got[0]).param_types, std::vector<uint32_t>{0});
+  auto& d = std::get<qf::pgwire::describe>(got[1]);
+  EXPECT_EQ(d.kind, 'S');
+  EXPECT_EQ(d.name, "");
+  EXPECT_TRUE(std::holds_alternative<qf::pgwire::sync>(got[2]));
+
+  // The answer's ParameterDescription, among the others.
+  auto answer = message('t', std::string("\0\2\0\0\0\x17\0\0\0\x19", 10))
+                + message('T', std::string("\0\0", 2));
+  EXPECT_EQ(qf::pgwire::parameter_types_of(answer), (std::vector<uint32_t>{23, 25}));
+  EXPECT_EQ(qf::pgwire::parameter_types_of(message('n', "")), std::nullopt);
+  // One that claims more types than it holds is not read.
+  EXPECT_EQ(qf::pgwire::parameter_types_of(message('t', std::string("\0\3\0\0\0\x17", 6))),
+            std::nullopt);
+  EXPECT_EQ(qf::pgwire::parameter_types_of(std::string("t\0\0\0\xff\0", 6)), std::nullopt);
+}

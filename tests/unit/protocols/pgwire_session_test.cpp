@@ -847,6 +847,86 @@ TEST(pgwire_session, describe_statement_falls_back_to_no_data) {
   EXPECT_EQ(tags(s.take_output()), "1tnZ");
 }
 
+namespace {
+
+server_session started_describing_on_server() {
+  auto opts = test_options();
+  opts.statements_described_on_server = [](std::string_view) { return true; };
+  server_session s{opts};
+  s.feed(startup_bytes("alice"));
+  s.next_event();
+  s.accept();
+  s.take_output();
+  return s;
+}
+
+/// A ParameterDescription of these types, as a server sends it.
+std::string parameter_description_of(std::vector<uint32_t> types) {
+  std::string body;
+  byte_writer::put_be_u16(body, static_cast<uint16_t>(types.size()));
+  for (auto t : types)
+    byte_writer::put_be_u32(body, t);
+  return tagged('t', body);
+}
+
+} // namespace
+
+TEST(pgwire_session, the_server_describes_a_statement_and_its_parameter_types_are_bound_by) {
+  auto s = started_describing_on_server();
+  s.feed(parse_msg("ins", "INSERT INTO t VALUES ($1, $2) RETURNING id", {0, 25})
+         + describe_msg('S', "ins") + sync_msg);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  ASSERT_TRUE(s.relays_a_statement_describe());
+  EXPECT_EQ(s.described_statement(), "INSERT INTO t VALUES ($1, $2) RETURNING id");
+  EXPECT_EQ(s.described_types(), (std::vector<uint32_t>{0, 25}));
+  // What a driver that cannot relay runs: nothing of the client's.
+  EXPECT_EQ(std::get<run_event>(*ev).sql, "SELECT WHERE false");
+  EXPECT_TRUE(std::get<run_event>(*ev).params.empty());
+  s.relay(parameter_description_of({23, 25}) + tagged('T', std::string("\0\0", 2)));
+  s.relay_end(false);
+  EXPECT_EQ(tags(s.take_output()), "1tTZ");
+  // The client binds $1 in binary as the int4 it was told: read as one.
+  std::string four("\0\0\0\x2a", 4);
+  s.feed(bind_msg("", "ins", {four, std::string("x")}, 1) + execute_msg("") + sync_msg);
+  ev = s.next_event();
+  ASSERT_TRUE(ev);
+  auto& run = std::get<run_event>(*ev);
+  EXPECT_EQ(run.params[0], "42");
+  EXPECT_EQ(run.param_types, (std::vector<uint32_t>{23, 25}));
+}
+
+TEST(pgwire_session, a_statement_the_server_cannot_describe_fails_to_sync_and_its_block) {
+  auto s = started_describing_on_server();
+  s.feed(query_message("BEGIN"));
+  ASSERT_TRUE(s.next_event());
+  s.complete(-1);
+  s.take_output();
+  s.feed(parse_msg("bad", "SELECT nope") + describe_msg('S', "bad")
+         + bind_msg("", "bad", {}) + execute_msg("") + sync_msg);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<run_event>(*ev).step, transaction_step::inside);
+  s.relay(tagged('E', std::string("SERROR\0C42703\0Mcolumn \"nope\" does not exist\0\0", 48)));
+  s.relay_end(true);
+  EXPECT_FALSE(s.next_event()) << "the Execute after the failed Describe is skipped";
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "1EZ");
+  EXPECT_EQ(out.back(), 'E') << "the block failed, as the server's has";
+}
+
+TEST(pgwire_session, a_connection_that_cannot_relay_runs_the_probe_where_one_is_safe) {
+  auto s = started_describing_on_server();
+  s.feed(parse_msg("q", "SELECT $1::int AS n") + describe_msg('S', "q") + sync_msg);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<run_event>(*ev).sql, "SELECT * FROM (SELECT $1::int AS n\n) AS qf_describe LIMIT 0");
+  EXPECT_TRUE(s.columns({{"n", {type_id::integer}}}));
+  s.complete(-1);
+  EXPECT_EQ(tags(s.take_output()), "1tTZ");
+  EXPECT_FALSE(s.relays_a_statement_describe());
+}
+
 TEST(pgwire_session, binary_results_for_unsupported_types_are_refused) {
   auto s = started();
   s.feed(parse_msg("", "SELECT INTERVAL '1 day' AS d")
