@@ -3,6 +3,7 @@
 // settings its statements and startup packet give: whatever the client
 // sends, the session never crashes, never emits an unframed message, never
 // forwards a partial one to the server, and stays within the protocol.
+#include "protocols/common/byte_reader.hpp"
 #include "protocols/pgwire/frontend.hpp"
 #include "protocols/pgwire/session.hpp"
 #include "protocols/sql/session_settings.hpp"
@@ -38,6 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   opts.settings_on_server = [](std::string_view sql) { return sql.size() % 2 == 0; };
   // Half the scripts run in one implicit transaction, BEGIN and COMMIT ours.
   opts.scripts_in_one_transaction = [](std::string_view sql) { return sql.size() % 2 == 1; };
+  // A third of the statements described are described by the server.
+  opts.statements_described_on_server = [](std::string_view sql) { return sql.size() % 3 == 0; };
   qf::pgwire::server_session s{opts};
   auto input = std::string_view{reinterpret_cast<const char*>(data), size};
   // Feed in uneven chunks, as a socket would deliver it.
@@ -75,7 +78,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         (void)before.prelude_from(settings);
         (void)qf::sql::mysql_variables{}.prelude_from(variables);
         // Alternate success and failure, with and without rows.
-        if (run->sql.size() % 5 == 1 && s.relayable() && s.copy_in_start()) {
+        if (s.relays_a_statement_describe()) {
+          // The server's description, or its error; the statement's
+          // parameter types from it are what its binary parameters are
+          // read by next.
+          auto types = s.described_types();
+          types.resize(types.size() + run->sql.size() % 3, run->sql.size() % 2 ? 23 : 17);
+          std::string body;
+          qf::byte_writer::put_be_u16(body, static_cast<uint16_t>(types.size()));
+          for (auto t : types)
+            qf::byte_writer::put_be_u32(body, t);
+          std::string described(1, 't');
+          qf::byte_writer::put_be_u32(described, static_cast<uint32_t>(body.size() + 4));
+          s.relay(described + body + std::string("n\0\0\0\4", 5));
+          s.relay_end(run->sql.size() % 4 == 0);
+        } else if (run->sql.size() % 5 == 1 && s.relayable() && s.copy_in_start()) {
           copying = true;
           check_framing(s.take_copy_messages());
         } else if (run->sql.size() % 3 == 0) {
