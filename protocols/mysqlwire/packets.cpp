@@ -277,7 +277,12 @@ std::string ok_packet(uint64_t affected_rows, uint64_t last_insert_id,
   put_lenenc_int(out, last_insert_id);
   put_le(out, status, 2);
   put_le(out, warnings, 2);
-  out += info; // the rest of the packet, without CLIENT_SESSION_TRACK
+  // Length-encoded, as MariaDB sends it with or without
+  // CLIENT_SESSION_TRACK (libmariadb reads it so either way).
+  if (!info.empty()) {
+    put_lenenc_int(out, info.size());
+    out += info;
+  }
   return out;
 }
 

@@ -33,6 +33,7 @@ inline constexpr uint32_t client_multi_results = 1u << 17;
 inline constexpr uint32_t client_plugin_auth = 1u << 19;
 inline constexpr uint32_t client_connect_attrs = 1u << 20;
 inline constexpr uint32_t client_plugin_auth_lenenc = 1u << 21;
+inline constexpr uint32_t client_session_track = 1u << 23;
 inline constexpr uint32_t client_deprecate_eof = 1u << 24;
 
 enum class decode_status : uint8_t { ok, need_more, error };

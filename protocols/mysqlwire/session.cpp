@@ -25,7 +25,10 @@ constexpr uint32_t offered_capabilities
   = client_long_password | client_found_rows | client_long_flag
     | client_connect_with_db | client_protocol_41 | client_transactions
     | client_secure_connection | client_multi_statements | client_multi_results | client_plugin_auth
-    | client_connect_attrs | client_plugin_auth_lenenc;
+    | client_connect_attrs | client_plugin_auth_lenenc
+    // As MariaDB: OK packets' info then reads length-encoded by every
+    // client (we report no session state changes).
+    | client_session_track;
 
 constexpr std::string_view native_plugin = "mysql_native_password";
 

@@ -665,3 +665,24 @@ test('COM_RESET_CONNECTION inside a block rolls it back and lets go of the state
   assert.deepEqual((await c.query('SELECT @qf_v AS v'))[0], [{ v: null }]);
   await assert.rejects(c.query('SELECT * FROM qf_reset_tmp'), (e) => e.errno === 1146);
 });
+
+test("the mariadb CLI reads MariaDB's summaries of an UPDATE, a multi-row INSERT and an ALTER, and goes on", T, async (t) => {
+  const gw = await laneGateway(t, 24278);
+  const d = await direct(gw);
+  const script = 'create table if not exists qf_okinfo (id int primary key, v int); delete from qf_okinfo; '
+    + "insert into qf_okinfo values (1,0),(2,0); update qf_okinfo set v = v + 1; alter table qf_okinfo comment 'x'; "
+    + "select 'usable' as after";
+  const cli = (args) => {
+    const r = spawnSync('mariadb', ['--no-defaults', '-h127.0.0.1', ...args, 'qftest', '-vv', '-e', script],
+      { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout.replace(/ \([\d.]+ sec\)/g, '');
+  };
+  const { port, username, password } = new URL(MY_URL);
+  const expected = cli([`-P${port}`, `-u${username}`, `-p${password}`]);
+  const got = cli([`-P${gw.myPort}`, '-uapp']);
+  assert.equal(got, expected);
+  assert.match(got, /Rows matched: 2 {2}Changed: 2 {2}Warnings: 0/);
+  assert.deepEqual((await d.query('SELECT sum(v) AS v FROM qf_okinfo'))[0][0].v, '2');
+  await d.query('DROP TABLE qf_okinfo');
+});
