@@ -130,13 +130,19 @@ public:
   void on_done(int64_t affected_rows) override {
     if (std::exchange(counts_found_rows_, false) && backend_)
       return read_found_rows(affected_rows);
-    transaction_set_ = false;
     mysqlwire::command_result result{affected_rows};
     if (backend_) { // read before the connection goes back
       result.insert_id = backend_->insert_id();
       result.warnings = backend_->warnings();
       result.info = backend_->info();
     }
+    if (result.warnings > 0 && backend_)
+      return read_warnings(std::move(result));
+    complete_fast(std::move(result));
+  }
+
+  void complete_fast(mysqlwire::command_result result) {
+    transaction_set_ = false;
     finish_fast("Success", {});
     session_.server_in_transaction(block_.has_value());
     session_.complete(result);
@@ -308,34 +314,59 @@ private:
     backend_->run(fast_->sql, params_, shared_from_this(), param_kinds_);
   }
 
-  /// SQL_CALC_FOUND_ROWS counted on this connection: FOUND_ROWS() is read
-  /// here, now, before the connection serves anyone else; then the
-  /// statement ends as it would have.
-  void read_found_rows(int64_t affected_rows) {
+  /// A statement of ours on the client's statement's connection, right
+  /// after it, before the connection serves anyone else: `then` gets its
+  /// rows (none if it failed) on the session, if it is still there.
+  template <class Then>
+  void side_query(const char* sql, Then then) {
     struct reader : engines::mysql_async_listener {
-      reader(std::weak_ptr<mysql_wire_session> s, int64_t a) : session(std::move(s)), affected(a) {}
+      reader(std::weak_ptr<mysql_wire_session> s, Then t) : session(std::move(s)), then(std::move(t)) {}
       void on_columns(std::vector<column>) override {}
       bool on_rows(row_batch& rows) override {
-        if (rows.rows() > 0 && rows.at(0, 0))
-          found = std::strtoull(rows.at(0, 0)->c_str(), nullptr, 10);
+        got.width = rows.width;
+        got.cells.insert(got.cells.end(), rows.cells.begin(), rows.cells.end());
         return true;
       }
       void on_result_end(int64_t) override {}
       void on_done(int64_t) override {
-        if (auto s = session.lock()) {
-          s->session_.found_rows(found);
-          s->on_done(affected);
-        }
+        if (auto s = session.lock())
+          then(*s, got);
       }
       void on_failed(const engines::engine_error&) override {
         if (auto s = session.lock())
-          s->on_done(affected); // the statement's own answer stands
+          then(*s, row_batch{});
       }
       std::weak_ptr<mysql_wire_session> session;
-      int64_t affected;
-      uint64_t found = 0;
+      Then then;
+      row_batch got;
     };
-    backend_->run("SELECT FOUND_ROWS()", {}, std::make_shared<reader>(weak_from_this(), affected_rows));
+    backend_->run(sql, {}, std::make_shared<reader>(weak_from_this(), std::move(then)));
+  }
+
+  /// SQL_CALC_FOUND_ROWS counted on this connection: FOUND_ROWS() is read
+  /// there; then the statement ends as it would have.
+  void read_found_rows(int64_t affected_rows) {
+    side_query("SELECT FOUND_ROWS()", [affected_rows](mysql_wire_session& s, const row_batch& rows) {
+      if (rows.rows() > 0 && rows.at(0, 0))
+        s.session_.found_rows(std::strtoull(rows.at(0, 0)->c_str(), nullptr, 10));
+      s.on_done(affected_rows); // the statement's own answer stands if the read failed
+    });
+  }
+
+  /// The statement left warnings on its connection: SHOW WARNINGS reads
+  /// them there, for the client's SHOW WARNINGS (the mariadb CLI's \W).
+  void read_warnings(mysqlwire::command_result result) {
+    side_query("SHOW WARNINGS", [result = std::move(result)](mysql_wire_session& s, const row_batch& rows) mutable {
+      std::vector<mysqlwire::diagnostic> list;
+      for (size_t r = 0; r < rows.rows() && rows.width >= 3; ++r) {
+        const auto& code = rows.at(r, 1);
+        list.push_back({rows.at(r, 0).value_or(""),
+                        static_cast<uint32_t>(code ? std::strtoul(code->c_str(), nullptr, 10) : 0),
+                        rows.at(r, 2).value_or("")});
+      }
+      s.session_.warnings(std::move(list));
+      s.complete_fast(std::move(result));
+    });
   }
 
   /// The connection's variables are not the client's (another client's

@@ -331,6 +331,7 @@ void server_session::start(std::string sql,
                            bool binary, std::vector<sql::literal_kind> kinds) {
   state_ = state::running;
   binary_rows_ = binary;
+  diagnostics_.clear(); // an execute()'s own (a query's were cleared already)
   bool counts_found_rows = false;
   if (opts_.settings_on_server) {
     auto has = [&](std::string_view word) { return sql::contains_ignoring_case(sql, word); };
@@ -507,6 +508,8 @@ bool server_session::answer_locally(const std::string& sql) {
   auto text = trim(sql);
   auto kw = sql::leading_keyword(text);
   auto low = lower(text);
+  if (low != "show warnings" && low != "show errors")
+    diagnostics_.clear(); // any other statement has its own
   if (kw == "SET") {
     if (sql::leaves_session_state(text)) // user variables: the server keeps them
       return false;
@@ -567,11 +570,19 @@ bool server_session::answer_locally(const std::string& sql) {
     send_result(cols, row_batch{1, {cell{std::to_string(value)}}});
     return true;
   }
+  // The last statement's, whichever connection it ran on: that one's may
+  // be another client's since.
   if (low == "show warnings" || low == "show errors") {
     std::vector<column> cols{{"Level", {type_id::varchar}},
                              {"Code", {type_id::bigint}},
                              {"Message", {type_id::varchar}}};
-    send_result(cols, row_batch{3, {}});
+    row_batch rows{3, {}};
+    for (const auto& d : diagnostics_) {
+      if (low == "show errors" && d.level != "Error")
+        continue;
+      rows.cells.insert(rows.cells.end(), {cell{d.level}, cell{std::to_string(d.code)}, cell{d.message}});
+    }
+    send_result(cols, rows);
     return true;
   }
   if ((low == "select database()" || low == "select schema()")
@@ -760,6 +771,7 @@ void server_session::fail(const error_info& e) {
   after_statement(false);
   after_begin_.reset(); // the client's statement never ran: this is its answer
   script_.clear();      // nor do those after it
+  diagnostics_ = {{"Error", e.code, e.message}};
   send(err_packet(e.code, e.sqlstate, e.message));
   end_statement();
 }

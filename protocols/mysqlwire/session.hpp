@@ -89,6 +89,13 @@ struct command_result {
   std::string info{}; // "Rows matched: 1  Changed: 0  Warnings: 0"
 };
 
+/// A row of SHOW WARNINGS: 'Note', 'Warning' or 'Error', its code, its text.
+struct diagnostic {
+  std::string level;
+  uint32_t code = 0;
+  std::string message;
+};
+
 /// A MySQL error: code, SQLSTATE and message.
 struct error_info {
   uint16_t code = 1105; // ER_UNKNOWN_ERROR
@@ -141,6 +148,12 @@ public:
   /// connection right after a SQL_CALC_FOUND_ROWS statement.
   void found_rows(uint64_t n) {
     calculated_found_rows_ = n;
+  }
+  /// Before complete(): the warnings the server listed for the statement
+  /// on its connection, right after it ran; SHOW WARNINGS tells them
+  /// until the client's next statement.
+  void warnings(std::vector<diagnostic> list) {
+    diagnostics_ = std::move(list);
   }
   /// With what the server said of it: the insert id, the warnings, the
   /// summary (matched rows where the client asked for CLIENT_FOUND_ROWS).
@@ -215,6 +228,8 @@ private:
   /// What FOUND_ROWS() returns: the rows of this session's last SELECT, or
   /// what SQL_CALC_FOUND_ROWS counted, whichever connection ran it.
   uint64_t found_rows_ = 0;
+  /// The last statement's warnings or error (SHOW WARNINGS, SHOW ERRORS).
+  std::vector<diagnostic> diagnostics_;
   std::optional<uint64_t> calculated_found_rows_;
   uint64_t rows_sent_ = 0; // by the running statement
   /// SET TRANSACTION (no SESSION, no GLOBAL): the next transaction's

@@ -686,3 +686,38 @@ test("the mariadb CLI reads MariaDB's summaries of an UPDATE, a multi-row INSERT
   assert.deepEqual((await d.query('SELECT sum(v) AS v FROM qf_okinfo'))[0][0].v, '2');
   await d.query('DROP TABLE qf_okinfo');
 });
+
+test("SHOW WARNINGS and SHOW ERRORS tell the client's last statement's, read on its connection: the mariadb CLI's --show-warnings, mysql2 on a shared pool", T, async (t) => {
+  const gw = await laneGateway(t, 24280, { poolSize: 2 });
+  const d = await direct(gw);
+  await d.query('CREATE TABLE IF NOT EXISTS qf_warned (v varchar(3))');
+  gw.defer(() => d.query('DROP TABLE IF EXISTS qf_warned'));
+  const script = "set sql_mode = ''; insert into qf_warned values ('too long'), ('abcdef'); "
+    + "select 'none' as after";
+  const cli = (args) => {
+    const r = spawnSync('mariadb', ['--no-defaults', '-h127.0.0.1', ...args, 'qftest', '-vv', '--show-warnings',
+      '-e', script], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout.replace(/ \([\d.]+ sec\)/g, '');
+  };
+  const { port, username, password } = new URL(MY_URL);
+  const expected = cli([`-P${port}`, `-u${username}`, `-p${password}`]);
+  assert.equal(cli([`-P${gw.myPort}`, '-uapp']), expected);
+  assert.match(expected, /Warning \(Code 1265\): Data truncated for column 'v' at row 2/);
+
+  // Each client's own, though the two connections serve four clients.
+  const clients = await Promise.all([0, 1, 2, 3].map(() => through(gw)));
+  await Promise.all(clients.map((c) => c.query("SET sql_mode = ''")));
+  for (let round = 0; round < 3; round++) {
+    const shown = await Promise.all(clients.map(async (c, i) => {
+      if (i % 2 === 0) await c.query(`INSERT INTO qf_warned VALUES ('${'x'.repeat(4 + i)}')`);
+      else await assert.rejects(c.query('SELECT nope'), (e) => e.errno === 1054);
+      const [warnings] = await c.query('SHOW WARNINGS');
+      const [errors] = await c.query('SHOW ERRORS');
+      return [warnings.map((w) => `${w.Level} ${w.Code}`), errors.length];
+    }));
+    assert.deepEqual(shown, [[['Warning 1265'], 0], [['Error 1054'], 1], [['Warning 1265'], 0], [['Error 1054'], 1]]);
+  }
+  await clients[0].query('SELECT 1');
+  assert.deepEqual((await clients[0].query('SHOW WARNINGS'))[0], [], 'a statement without any clears them');
+});

@@ -1109,3 +1109,42 @@ TEST(mysqlwire_session, found_rows_is_the_sessions_own) {
   s.feed(command_packet("\x03SELECT FOUND_ROWS()"));
   EXPECT_EQ(packets_of(s.take_output()).at(3).payload, "\x01" "1") << "a plain SELECT counts its own rows";
 }
+
+TEST(mysqlwire_session, show_warnings_tells_the_last_statements_warnings_or_error_until_the_next) {
+  session_options opts{7, std::string(20, 's')};
+  opts.settings_on_server = [](std::string_view) { return true; };
+  auto s = logged_in(opts);
+  auto shown = [&](const char* query) {
+    s.feed(command_packet(std::string("\x03") + query));
+    EXPECT_FALSE(s.next_event()) << query << ": answered here";
+    auto packets = packets_of(s.take_output());
+    std::vector<std::string> rows; // between the columns' EOF and the last EOF
+    for (size_t i = 5; i + 1 < packets.size(); ++i)
+      rows.push_back(packets[i].payload);
+    return rows;
+  };
+  s.feed(command_packet("\x03INSERT INTO t VALUES ('too long')"));
+  s.next_event();
+  s.warnings({{"Warning", 1265, "Data truncated for column 'v' at row 1"}});
+  s.complete(command_result{1, 0, 1, ""});
+  s.take_output();
+  auto rows = shown("SHOW WARNINGS");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0], "\x07Warning\x04" "1265\x26" "Data truncated for column 'v' at row 1");
+  EXPECT_EQ(shown("SHOW WARNINGS").size(), 1u) << "a diagnostic statement keeps them";
+  EXPECT_TRUE(shown("SHOW ERRORS").empty());
+
+  s.feed(command_packet("\x03SELECT nope"));
+  s.next_event();
+  s.fail({1054, "42S22", "Unknown column 'nope' in 'field list'"});
+  s.take_output();
+  rows = shown("SHOW ERRORS");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].substr(0, 12), "\x05" "Error\x04" "1054\x25");
+
+  s.feed(command_packet("\x03SELECT 1"));
+  s.next_event();
+  s.complete(command_result{0});
+  s.take_output();
+  EXPECT_TRUE(shown("SHOW WARNINGS").empty()) << "the next statement has none";
+}
