@@ -128,16 +128,25 @@ public:
   }
 
   void on_done(int64_t affected_rows) override {
-    if (std::exchange(counts_found_rows_, false) && backend_)
-      return read_found_rows(affected_rows);
     mysqlwire::command_result result{affected_rows};
     if (backend_) { // read before the connection goes back
       result.insert_id = backend_->insert_id();
       result.warnings = backend_->warnings();
       result.info = backend_->info();
     }
-    if (result.warnings > 0 && backend_)
+    bool warned = result.warnings > 0;
+    read_what_it_left(std::move(result), warned);
+  }
+
+  /// What the client may ask of its statement next, and what its
+  /// connection holds for it, is read there now, before the connection
+  /// serves anyone else: its warnings first (our next statement there
+  /// would clear them), then FOUND_ROWS() and LAST_INSERT_ID().
+  void read_what_it_left(mysqlwire::command_result result, bool warnings) {
+    if (warnings && backend_)
       return read_warnings(std::move(result));
+    if ((counts_found_rows_ || sets_last_insert_id_) && backend_)
+      return read_session_values(std::move(result));
     complete_fast(std::move(result));
   }
 
@@ -270,6 +279,7 @@ private:
     param_kinds_ = std::move(ev.kinds);
     prelude_once_ = std::move(ev.prelude);
     counts_found_rows_ = ev.counts_found_rows;
+    sets_last_insert_id_ = ev.sets_last_insert_id;
     if (!run_fast(ev))
       run_on_actors(std::move(ev.sql), std::move(ev.params));
   }
@@ -343,13 +353,22 @@ private:
     backend_->run(sql, {}, std::make_shared<reader>(weak_from_this(), std::move(then)));
   }
 
-  /// SQL_CALC_FOUND_ROWS counted on this connection: FOUND_ROWS() is read
-  /// there; then the statement ends as it would have.
-  void read_found_rows(int64_t affected_rows) {
-    side_query("SELECT FOUND_ROWS()", [affected_rows](mysql_wire_session& s, const row_batch& rows) {
-      if (rows.rows() > 0 && rows.at(0, 0))
-        s.session_.found_rows(std::strtoull(rows.at(0, 0)->c_str(), nullptr, 10));
-      s.on_done(affected_rows); // the statement's own answer stands if the read failed
+  /// SQL_CALC_FOUND_ROWS counted on this connection, or LAST_INSERT_ID(expr)
+  /// set it: FOUND_ROWS() and LAST_INSERT_ID() are read there; then the
+  /// statement ends as it would have.
+  void read_session_values(mysqlwire::command_result result) {
+    bool found = std::exchange(counts_found_rows_, false);
+    bool last_id = std::exchange(sets_last_insert_id_, false);
+    side_query("SELECT FOUND_ROWS(), LAST_INSERT_ID()",
+               [result = std::move(result), found, last_id](mysql_wire_session& s, const row_batch& rows) mutable {
+      auto number = [&](size_t col) { return std::strtoull(rows.at(0, col)->c_str(), nullptr, 10); };
+      if (rows.rows() > 0 && rows.width == 2 && rows.at(0, 0) && rows.at(0, 1)) {
+        if (found)
+          s.session_.found_rows(number(0));
+        if (last_id)
+          s.session_.last_insert_id(number(1));
+      }
+      s.complete_fast(std::move(result)); // the statement's own answer stands if the read failed
     });
   }
 
@@ -365,7 +384,7 @@ private:
                         rows.at(r, 2).value_or("")});
       }
       s.session_.warnings(std::move(list));
-      s.complete_fast(std::move(result));
+      s.read_what_it_left(std::move(result), false);
     });
   }
 
@@ -463,6 +482,7 @@ private:
   std::string prelude_once_;                     // the statement's query_event::prelude
   bool transaction_set_ = false;                 // it ran before the running statement
   bool counts_found_rows_ = false;               // the running statement's query_event's
+  bool sets_last_insert_id_ = false;             // ... and this
 };
 
 } // namespace

@@ -333,18 +333,26 @@ void server_session::start(std::string sql,
   binary_rows_ = binary;
   diagnostics_.clear(); // an execute()'s own (a query's were cleared already)
   bool counts_found_rows = false;
+  bool sets_last_insert_id = false;
   if (opts_.settings_on_server) {
     auto has = [&](std::string_view word) { return sql::contains_ignoring_case(sql, word); };
     bool last_id = has("last_insert_id");
     bool found = has("found_rows");
-    if ((last_id || found) && opts_.settings_on_server(sql)) {
+    bool id = has("connection_id");
+    if ((last_id || found || id) && opts_.settings_on_server(sql)) {
       // The pooled connection's are whichever client's statement ran there
-      // last: this session's own go in instead.
+      // last: this session's own go in instead. Its id is the one KILL
+      // takes, the handshake's.
       if (last_id)
         sql = sql::replace_mysql_call(sql, "last_insert_id", std::to_string(last_insert_id_));
       if (found)
         sql = sql::replace_mysql_call(sql, "found_rows", std::to_string(found_rows_));
+      if (id)
+        sql = sql::replace_mysql_call(sql, "connection_id", std::to_string(opts_.connection_id));
       counts_found_rows = has("sql_calc_found_rows");
+      // What is left of it after the calls without arguments went:
+      // LAST_INSERT_ID(expr), which sets the connection's.
+      sets_last_insert_id = last_id && has("last_insert_id");
     }
   }
   rows_sent_ = 0;
@@ -357,7 +365,7 @@ void server_session::start(std::string sql,
     // The statement opens a block implicitly, as on MySQL: the backend
     // connection, shared and in autocommit, is told so first.
     after_begin_ = query_event{std::move(sql), std::move(params), sql::transaction_step::inside,
-                               std::move(kinds)};
+                               std::move(kinds), {}, counts_found_rows, sets_last_insert_id};
     current_step_ = sql::transaction_step::begin;
     events_.push_back(query_event{"BEGIN", {}, current_step_, {}, // SQLite knows no START
                                   std::exchange(next_transaction_, {})});
@@ -365,7 +373,8 @@ void server_session::start(std::string sql,
   }
   current_step_ = sql::transaction_step_of(sql, keyword, block_open_);
   events_.push_back(query_event{std::move(sql), std::move(params), current_step_, std::move(kinds),
-                                std::exchange(next_transaction_, {}), counts_found_rows});
+                                std::exchange(next_transaction_, {}), counts_found_rows,
+                                sets_last_insert_id});
 }
 
 void server_session::set_autocommit(bool on) {
@@ -554,7 +563,8 @@ bool server_session::answer_locally(const std::string& sql) {
   // This session's own, whichever pooled connection ran its statements:
   // that connection's may be another client's since.
   for (auto [call, value] : {std::pair{std::string_view{"last_insert_id()"}, last_insert_id_},
-                             std::pair{std::string_view{"found_rows()"}, found_rows_}}) {
+                             std::pair{std::string_view{"found_rows()"}, found_rows_},
+                             std::pair{std::string_view{"connection_id()"}, uint64_t{opts_.connection_id}}}) {
     if (!low.starts_with("select ") || low.compare(7, call.size(), call) != 0
         || !opts_.settings_on_server || !opts_.settings_on_server(text))
       continue;

@@ -61,6 +61,9 @@ struct query_event {
   /// A SELECT SQL_CALC_FOUND_ROWS: the driver reads FOUND_ROWS() on its
   /// connection after it (found_rows()), before another client's statement.
   bool counts_found_rows = false;
+  /// LAST_INSERT_ID(expr) in a SELECT or DO set its connection's: the
+  /// driver reads it there after it (last_insert_id()) as well.
+  bool sets_last_insert_id = false;
 };
 
 /// KILL [QUERY | CONNECTION] id: the driver stops that connection's query
@@ -148,6 +151,11 @@ public:
   /// connection right after a SQL_CALC_FOUND_ROWS statement.
   void found_rows(uint64_t n) {
     calculated_found_rows_ = n;
+  }
+  /// Before complete(): what LAST_INSERT_ID() said on the statement's
+  /// connection right after a statement that set it by LAST_INSERT_ID(expr).
+  void last_insert_id(uint64_t n) {
+    last_insert_id_ = n;
   }
   /// Before complete(): the warnings the server listed for the statement
   /// on its connection, right after it ran; SHOW WARNINGS tells them

@@ -721,3 +721,30 @@ test("SHOW WARNINGS and SHOW ERRORS tell the client's last statement's, read on 
   await clients[0].query('SELECT 1');
   assert.deepEqual((await clients[0].query('SHOW WARNINGS'))[0], [], 'a statement without any clears them');
 });
+
+test("CONNECTION_ID() is the client's own, the id KILL takes; LAST_INSERT_ID(expr) in a SELECT or DO sets the client's own", T, async (t) => {
+  const gw = await laneGateway(t, 24282, { poolSize: 1 });
+  const [a, b] = await Promise.all([through(gw), through(gw)]);
+  for (const c of [a, b]) {
+    const [[row]] = await c.query('SELECT CONNECTION_ID() AS id, CONNECTION_ID() + 0 AS again');
+    assert.deepEqual([Number(row.id), Number(row.again)], [c.threadId, c.threadId]);
+  }
+  // b kills a's statement by the id a was told.
+  const [[{ id }]] = await a.query('SELECT CONNECTION_ID() AS id');
+  const started = Date.now();
+  const sleeping = a.query('SELECT SLEEP(20) AS s').then(([r]) => r[0].s, (e) => e.errno);
+  await sleep(300);
+  await b.query(`KILL QUERY ${id}`);
+  const ended = await sleeping;
+  assert.ok(Date.now() - started < 10000, 'the sleep was cut short');
+  assert.ok(ended === 1 || ended === 1317, `interrupted: ${ended}`);
+
+  // One pooled connection for both: each keeps the id it set.
+  const value = async (c, sql) => Number(Object.values((await c.query(sql))[0][0])[0]);
+  assert.equal(await value(a, 'SELECT LAST_INSERT_ID(42)'), 42);
+  assert.equal(await value(b, 'SELECT LAST_INSERT_ID(99)'), 99);
+  assert.equal(await value(a, 'SELECT LAST_INSERT_ID()'), 42);
+  await a.query('DO LAST_INSERT_ID(7)');
+  assert.equal(await value(b, 'SELECT LAST_INSERT_ID() + 0'), 99);
+  assert.equal(await value(a, 'SELECT LAST_INSERT_ID() + 0'), 7);
+});
