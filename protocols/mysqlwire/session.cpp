@@ -93,16 +93,36 @@ std::string variable_value(std::string_view name, const std::string& server_vers
 
 /// The value SET gives autocommit for this session, if it sets it:
 /// "autocommit = 0", "@@session.autocommit=OFF", "SESSION autocommit=1"...
+/// A value as written, without its comments (`0 /* off */`) and spaces.
+std::string value_text(std::string_view raw) {
+  std::string out;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (raw.substr(i, 2) == "/*") {
+      auto end = raw.find("*/", i + 2);
+      if (end == std::string_view::npos)
+        break;
+      i = end + 1;
+    } else if (raw[i] == '#' || raw.substr(i, 3) == "-- ") {
+      break;
+    } else {
+      out += raw[i];
+    }
+  }
+  return std::string{trim(out)};
+}
+
 std::optional<bool> autocommit_assignment(std::string_view set_body) {
   std::optional<bool> value;
   for (auto item : sql::mysql_assignments(set_body)) {
     auto [name, raw] = sql::mysql_assignment(item);
     if (name != "autocommit")
       continue;
-    auto v = lower(raw);
+    auto v = lower(value_text(raw));
+    if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front())
+      v = std::string{trim(std::string_view{v}.substr(1, v.size() - 2))}; // 'OFF'
     if (v == "0" || v == "off" || v == "false")
       value = false;
-    else if (v == "1" || v == "on" || v == "true")
+    else if (v == "1" || v == "on" || v == "true" || v == "default")
       value = true;
   }
   return value;
@@ -520,10 +540,9 @@ bool server_session::answer_locally(const std::string& sql) {
   if (low != "show warnings" && low != "show errors")
     diagnostics_.clear(); // any other statement has its own
   if (kw == "SET") {
-    if (sql::leaves_session_state(text)) // user variables: the server keeps them
-      return false;
     auto body = sql::after_leading_keyword(text);
-    if (lower(body).starts_with("transaction ") && opts_.settings_on_server
+    bool user_variables = sql::leaves_session_state(text); // the server keeps them
+    if (!user_variables && lower(body).starts_with("transaction ") && opts_.settings_on_server
         && opts_.settings_on_server(text)) {
       if (block_open_) // refused by the server inside a block, as MySQL does
         return false;
@@ -532,14 +551,30 @@ bool server_session::answer_locally(const std::string& sql) {
       return true;
     }
     auto autocommit = autocommit_assignment(body);
-    if (!autocommit && opts_.settings_on_server && sets_server_variable(body)
-        && opts_.settings_on_server(text))
-      return false;
-    if (auto on = autocommit)
-      set_autocommit(*on);
-    else
-      send(ok_packet(0, 0, status(), 0));
-    return true;
+    bool to_server = user_variables
+                     || (opts_.settings_on_server && sets_server_variable(body)
+                         && opts_.settings_on_server(text));
+    if (!to_server) {
+      if (autocommit)
+        set_autocommit(*autocommit);
+      else
+        send(ok_packet(0, 0, status(), 0));
+      return true;
+    }
+    if (autocommit) { // the gateway's, with the rest for the server
+      std::string rest;
+      for (auto item : sql::mysql_assignments(body))
+        if (sql::mysql_assignment(item).first != "autocommit")
+          rest += (rest.empty() ? "SET " : ", ") + std::string{item};
+      if (rest.empty()) { // what looked like a user variable was not one
+        set_autocommit(*autocommit);
+        return true;
+      }
+      start(std::move(rest), {}, false); // no block opened for it: it is the SET
+      autocommit_ = *autocommit;
+      return true;
+    }
+    return false;
   }
   if (kw == "KILL") {
     // Connection ids are ours, not a backend's: the gateway answers.

@@ -300,8 +300,21 @@ bool calls_session_function(std::string_view s) {
   return false;
 }
 
+/// INTO, then (past spaces and comments) a user variable: SELECT ... INTO @v.
+bool into_user_variable(std::string_view s) {
+  for (size_t at = 0; at + 4 < s.size(); ++at) {
+    if (!contains_ignoring_case(s.substr(at, 4), "into"))
+      continue;
+    auto rest = skip_noise(s, at + 4);
+    if (rest > at + 4 && rest < s.size() && s[rest] == '@')
+      return true;
+  }
+  return false;
+}
+
 /// MySQL's user variables (@v; @@v is a system variable), set by SET,
-/// := or SELECT ... INTO @v.
+/// := , SELECT ... INTO @v, a procedure's OUT parameter (CALL p(@v)) or
+/// a statement EXECUTE runs.
 bool assigns_user_variable(std::string_view s) {
   bool user_variable = false;
   for (auto at = s.find('@'); at != std::string_view::npos && !user_variable;
@@ -311,8 +324,9 @@ bool assigns_user_variable(std::string_view s) {
   }
   if (!user_variable)
     return false;
-  return s.find(":=") != std::string_view::npos || contains_ignoring_case(s, "into @")
-         || leading_keyword(s) == "SET";
+  auto first = leading_keyword(s);
+  return first == "SET" || first == "CALL" || first == "EXECUTE"
+         || s.find(":=") != std::string_view::npos || into_user_variable(s);
 }
 
 bool statement_leaves_state(std::string_view statement) {
@@ -330,7 +344,10 @@ bool statement_leaves_state(std::string_view statement) {
   }
   if (starts("SELECT") || starts("WITH"))
     return contains_ignoring_case(statement, "into temp");
-  return words == "PREPARE" || starts("PREPARE ") || starts("LOCK TABLE") || words == "USE"
+  if (starts("FLUSH ")) // FLUSH TABLES [t] WITH READ LOCK, FOR EXPORT: until UNLOCK TABLES
+    return contains_ignoring_case(statement, "lock") || contains_ignoring_case(statement, "for export");
+  return words == "PREPARE" || starts("PREPARE ") || starts("LOCK TABLE") || starts("BACKUP LOCK")
+         || words == "USE"
          || starts("USE ") || starts("HANDLER ") || (starts("DECLARE ") && contains_ignoring_case(statement, "with hold"));
 }
 
@@ -341,7 +358,7 @@ bool leaves_session_state(std::string_view script) {
     return true;
   auto first = leading_keyword(script);
   bool maybe = first == "CREATE" || first == "PREPARE" || first == "LOCK" || first == "DECLARE"
-               || first == "USE" || first == "HANDLER"
+               || first == "USE" || first == "HANDLER" || first == "FLUSH" || first == "BACKUP"
                || contains_ignoring_case(script, "temp");
   if (!maybe) // most statements: no need to split them
     return false;

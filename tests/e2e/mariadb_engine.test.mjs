@@ -206,13 +206,13 @@ test('transactions through the MySQL frontend hold one MariaDB connection; ROLLB
   const ids = async () => (await d.query('SELECT id FROM qf_my_e2e WHERE id >= 300 ORDER BY id'))[0].map((r) => r.id);
   await d.query('DELETE FROM qf_my_e2e WHERE id >= 300');
   await c.beginTransaction();
-  const [[{ id: conn1 }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  const [[{ id: conn1 }]] = await c.query('SELECT @@pseudo_thread_id AS id'); // MariaDB's (CONNECTION_ID() is ours)
   const [ok] = await c.query("INSERT INTO qf_my_e2e (id, name) VALUES (300, 'rolled back')");
   assert.equal(ok.serverStatus & 1, 1, 'the OK says a transaction is open');
   const [[{ n }]] = await c.query('SELECT count(*) AS n FROM qf_my_e2e WHERE id = 300');
   assert.equal(Number(n), 1, 'the block sees its own insert');
   assert.deepEqual(await ids(), [], 'nobody else does');
-  const [[{ id: conn2 }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  const [[{ id: conn2 }]] = await c.query('SELECT @@pseudo_thread_id AS id'); // MariaDB's (CONNECTION_ID() is ours)
   assert.equal(conn2, conn1, 'every statement of the block ran on one MariaDB connection');
   await c.rollback();
 

@@ -97,7 +97,7 @@ test('backend connections are pooled across client connections', T, async (t) =>
   const ids = new Set();
   for (let i = 0; i < 30; i++) {
     const c = await through(gw);
-    const [rows] = await c.query('SELECT CONNECTION_ID() AS id');
+    const [rows] = await c.query('SELECT @@pseudo_thread_id AS id');
     ids.add(Number(rows[0].id));
     await c.end();
   }
@@ -115,10 +115,11 @@ test('fast-lane statements are listed, cancelled by the admin API, counted and r
   assert.equal(rows.length, 3);
   await assert.rejects(c.query('SELECT * FROM qf_no_such_table'), (e) => e.errno === 1146 && e.sqlState === '42S02');
 
-  const slow = c.query('SELECT SLEEP(30)').then(() => null, (e) => e);
+  // A text of its own: other files' statements run on the same MariaDB.
+  const slow = c.query('SELECT SLEEP(30) AS listed').then(() => null, (e) => e);
   let entry;
   await waitFor(async () => {
-    entry = (await gw.admin('/admin/queries/running')).body.find?.((x) => x.sqlPreview === 'SELECT SLEEP(30)');
+    entry = (await gw.admin('/admin/queries/running')).body.find?.((x) => x.sqlPreview === 'SELECT SLEEP(30) AS listed');
     return entry;
   }, { timeoutMs: 10000, what: 'SLEEP(30) listed as running' });
   assert.deepEqual(
@@ -131,7 +132,7 @@ test('fast-lane statements are listed, cancelled by the admin API, counted and r
   assert.ok(err, 'SLEEP(30) was not stopped');
   assert.equal(err.errno, 1317, err.message);
   const d = await direct(gw);
-  assert.deepEqual(await runningOnMaria(d, 'SELECT SLEEP(30)'), []);
+  assert.deepEqual(await runningOnMaria(d, 'SELECT SLEEP(30) AS listed'), []);
 
   assert.equal((await gw.historyRecord(entry.id)).status, 'Cancelled'); // the last one filed
   const now = parseMetrics(await gw.metrics());
@@ -174,9 +175,9 @@ test('a transaction runs on the fast lane: one pooled MariaDB connection, its sl
   const running = () => gw.running(CLUSTER);
   const ids = async () => (await d.query('SELECT id FROM qf_mylane_tx ORDER BY id'))[0].map((r) => r.id);
   const c = await through(gw);
-  const [[{ id: pooled }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  const [[{ id: pooled }]] = await c.query('SELECT @@pseudo_thread_id AS id');
   await c.beginTransaction();
-  const [[{ id: inBlock }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  const [[{ id: inBlock }]] = await c.query('SELECT @@pseudo_thread_id AS id');
   assert.equal(inBlock, pooled, "the block runs on the fast lane's pooled connection");
   await c.query('INSERT INTO qf_mylane_tx VALUES (1)');
   assert.equal(await running(), 1, 'an idle block holds its slot');
@@ -191,7 +192,7 @@ test('a transaction runs on the fast lane: one pooled MariaDB connection, its sl
   await c.query('COMMIT');
   assert.equal(await running(), 0);
   assert.deepEqual(await ids(), [2]);
-  const [[{ id: after }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  const [[{ id: after }]] = await c.query('SELECT @@pseudo_thread_id AS id');
   assert.equal(after, pooled, 'the connection went back to the pool');
   await c.query('ROLLBACK'); // the block that SELECT opened
 });
@@ -205,7 +206,7 @@ test("a block whose MariaDB connection is killed ends its client's connection", 
   const ended = new Promise((resolve) => c.connection.stream.on('close', resolve));
   await c.beginTransaction();
   await c.query('INSERT INTO qf_mylane_lost VALUES (1)');
-  const [[{ id }]] = await c.query('SELECT CONNECTION_ID() AS id');
+  const [[{ id }]] = await c.query('SELECT @@pseudo_thread_id AS id');
   await d.query(`KILL ${id}`);
   // At once, not when the client next speaks: it may never (wait_timeout
   // ends idle blocks the same way).
@@ -669,18 +670,19 @@ test('COM_RESET_CONNECTION inside a block rolls it back and lets go of the state
 test("the mariadb CLI reads MariaDB's summaries of an UPDATE, a multi-row INSERT and an ALTER, and goes on", T, async (t) => {
   const gw = await laneGateway(t, 24278);
   const d = await direct(gw);
-  const script = 'create table if not exists qf_okinfo (id int primary key, v int); delete from qf_okinfo; '
+  const script = 'create table qf_okinfo (id int primary key, v int); '
     + "insert into qf_okinfo values (1,0),(2,0); update qf_okinfo set v = v + 1; alter table qf_okinfo comment 'x'; "
     + "select 'usable' as after";
-  const cli = (args) => {
+  const cli = async (args) => {
+    await d.query('DROP TABLE IF EXISTS qf_okinfo');
     const r = spawnSync('mariadb', ['--no-defaults', '-h127.0.0.1', ...args, 'qftest', '-vv', '-e', script],
       { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     return r.stdout.replace(/ \([\d.]+ sec\)/g, '');
   };
   const { port, username, password } = new URL(MY_URL);
-  const expected = cli([`-P${port}`, `-u${username}`, `-p${password}`]);
-  const got = cli([`-P${gw.myPort}`, '-uapp']);
+  const expected = await cli([`-P${port}`, `-u${username}`, `-p${password}`]);
+  const got = await cli([`-P${gw.myPort}`, '-uapp']);
   assert.equal(got, expected);
   assert.match(got, /Rows matched: 2 {2}Changed: 2 {2}Warnings: 0/);
   assert.deepEqual((await d.query('SELECT sum(v) AS v FROM qf_okinfo'))[0][0].v, '2');
@@ -747,4 +749,50 @@ test("CONNECTION_ID() is the client's own, the id KILL takes; LAST_INSERT_ID(exp
   await a.query('DO LAST_INSERT_ID(7)');
   assert.equal(await value(b, 'SELECT LAST_INSERT_ID() + 0'), 99);
   assert.equal(await value(a, 'SELECT LAST_INSERT_ID() + 0'), 7);
+});
+
+test('session state in its other spellings stays with its client: autocommit quoted or commented, INTO  @v, a CALL\'s OUT variable, FLUSH TABLES ... WITH READ LOCK', T, async (t) => {
+  const gw = await laneGateway(t, 24284, { poolSize: 2 });
+  const d = await direct(gw);
+  await d.query('CREATE TABLE IF NOT EXISTS qf_spelled (v int)');
+  await d.query('CREATE TABLE IF NOT EXISTS qf_spelled_other (v int)');
+  await d.query('DELETE FROM qf_spelled');
+  await d.query('DROP PROCEDURE IF EXISTS qf_twice');
+  await d.query('CREATE PROCEDURE qf_twice(IN x INT, OUT y INT) SET y = x * 2');
+  gw.defer(() => d.query('DROP TABLE IF EXISTS qf_spelled, qf_spelled_other'));
+  gw.defer(() => d.query('DROP PROCEDURE IF EXISTS qf_twice'));
+  const clients = await Promise.all([0, 1, 2, 3].map(() => through(gw)));
+  const [a, b] = clients;
+  const count = async () => Number((await d.query('SELECT count(*) AS n FROM qf_spelled'))[0][0].n);
+
+  for (const off of ["SET autocommit = 'OFF'", 'SET autocommit = 0 /* off */', "SET sql_mode = '', autocommit = 0"]) {
+    await a.query(off);
+    await a.query('INSERT INTO qf_spelled VALUES (1)');
+    await a.query('ROLLBACK');
+    assert.equal(await count(), 0, `${off}: the insert was in a block`);
+    await a.query('SET autocommit = DEFAULT');
+    await a.query('INSERT INTO qf_spelled VALUES (2)');
+    assert.equal(await count(), 1, 'autocommit = DEFAULT: on again');
+    await d.query('DELETE FROM qf_spelled');
+  }
+
+  const churn = () => Promise.all(clients.slice(2).map((c) => c.query('SELECT 1')));
+  await a.query('SELECT 5 INTO  @v');
+  await b.query('SELECT 6 INTO\n@v');
+  await churn();
+  assert.deepEqual([(await a.query('SELECT @v AS v'))[0][0].v, (await b.query('SELECT @v AS v'))[0][0].v], [5, 6]);
+  const outs = await Promise.all(clients.map(async (c, i) => {
+    await c.query('CALL qf_twice(?, @o)', [i + 10]);
+    await churn();
+    return (await c.query('SELECT @o AS o'))[0][0].o;
+  }));
+  assert.deepEqual(outs, [20, 22, 24, 26]);
+
+  const [locker, writer] = [await through(gw), await through(gw)];
+  await locker.query('FLUSH TABLES qf_spelled WITH READ LOCK');
+  await writer.query('INSERT INTO qf_spelled_other VALUES (1)'); // another table: not locked
+  await locker.query('UNLOCK TABLES');
+  await writer.query('SET SESSION lock_wait_timeout = 2');
+  await writer.query('INSERT INTO qf_spelled VALUES (3)'); // the lock went with UNLOCK TABLES
+  assert.equal(await count(), 1);
 });

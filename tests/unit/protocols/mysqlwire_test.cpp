@@ -854,7 +854,13 @@ TEST(mysqlwire_session, server_variables_go_to_an_engine_that_has_them) {
   }
   // The gateway's own: autocommit, the character set; and any SET where
   // the engine has no such variables.
-  for (std::string sql : {"SET NAMES utf8mb4", "SET autocommit = 1, time_zone = 'UTC'",
+  s.feed(command_packet("\x03SET autocommit = 1, time_zone = 'UTC'"));
+  auto rest = s.next_event();
+  ASSERT_TRUE(rest);
+  EXPECT_EQ(std::get<query_event>(*rest).sql, "SET time_zone = 'UTC'") << "autocommit stays here";
+  s.complete(0);
+  s.take_output();
+  for (std::string sql : {"SET NAMES utf8mb4", "SET autocommit = 1",
                           "SET character_set_results = NULL", "SET CHARACTER SET utf8",
                           "SET time_zone = 'elsewhere'"}) {
     s.feed(command_packet("\x03" + sql));
@@ -1147,4 +1153,29 @@ TEST(mysqlwire_session, show_warnings_tells_the_last_statements_warnings_or_erro
   s.complete(command_result{0});
   s.take_output();
   EXPECT_TRUE(shown("SHOW WARNINGS").empty()) << "the next statement has none";
+}
+
+TEST(mysqlwire_session, autocommit_is_the_gateways_however_it_is_spelled_and_whatever_else_the_set_assigns) {
+  session_options opts{7, std::string(20, 's')};
+  opts.settings_on_server = [](std::string_view) { return true; };
+  auto s = logged_in(opts);
+  for (auto [sql, on] : {std::pair{"SET autocommit = 'OFF'", false}, {"SET autocommit='ON'", true},
+                         {"SET autocommit = 0 /* off */", false}, {"SET @@session.autocommit = DEFAULT", true},
+                         {"SET autocommit = \"false\"", false}, {"SET autocommit=1 -- on", true}}) {
+    s.feed(command_packet(std::string("\x03") + sql));
+    EXPECT_FALSE(s.next_event()) << sql;
+    EXPECT_EQ(ok_status(packets_of(s.take_output()).at(0)), on ? autocommit : 0) << sql;
+  }
+  // The rest goes to the server; autocommit stays here.
+  for (auto [sql, rest] : {std::pair{"SET autocommit=0, @x=1", "SET @x=1"},
+                           {"SET sql_mode = '', autocommit = 0", "SET sql_mode = ''"}}) {
+    s.feed(command_packet(std::string("\x03") + sql));
+    auto ev = s.next_event();
+    ASSERT_TRUE(ev) << sql;
+    EXPECT_EQ(std::get<query_event>(*ev).sql, rest);
+    s.complete(command_result{0});
+    EXPECT_EQ(ok_status(packets_of(s.take_output()).at(0)), 0) << sql;
+    s.feed(command_packet("\x03SET autocommit = 1"));
+    s.take_output();
+  }
 }

@@ -980,7 +980,11 @@ TEST(sql_statements, statements_that_leave_session_state_are_told_apart) {
                    "select * from set_config('statement_timeout', '1ms', false)",
                    "SELECT SET_CONFIG ('a.b', $1, 1 = 0)", "select pg_catalog.\"set_config\"('x', 'y', false)",
                    "DO $$ BEGIN PERFORM set_config('search_path', 'a', false); END $$",
-                   "WITH s AS (SELECT set_config('work_mem', '8MB', false)) SELECT * FROM s"})
+                   "WITH s AS (SELECT set_config('work_mem', '8MB', false)) SELECT * FROM s",
+                   "SELECT 1 INTO  @v", "select 1 into\n@v", "SELECT 1 INTO /* it */ @v",
+                   "CALL p(1, @out)", "EXECUTE IMMEDIATE 'SET @v = 1'", "EXECUTE s USING @a",
+                   "FLUSH TABLES t WITH READ LOCK", "flush tables with read lock",
+                   "FLUSH TABLES t FOR EXPORT", "BACKUP LOCK t"})
     EXPECT_TRUE(sql::leaves_session_state(yes)) << yes;
   for (auto no : {"CREATE TABLE temperatures (x int)", "SELECT 'create temp table' AS t",
                   "-- create temp table t\nSELECT 1", "SELECT pg_advisory_xact_lock(1)",
@@ -988,7 +992,8 @@ TEST(sql_statements, statements_that_leave_session_state_are_told_apart) {
                   "DO $$ BEGIN x := 1; END $$", "SELECT x::int FROM t", "SELECT @v",
                   "DECLARE c CURSOR FOR SELECT 1", "SELECT my_get_lock(1)", "SET @@autocommit = 1",
                   "SET NAMES utf8mb4", "SELECT @@version", "SELECT user FROM t",
-                  "SELECT my_set_config('a')", "SELECT current_setting('work_mem')", "SELECT \"x\"(1)"})
+                  "SELECT my_set_config('a')", "SELECT current_setting('work_mem')", "SELECT \"x\"(1)",
+                  "SELECT a INTO b FROM t WHERE c = @v", "CALL p(1)", "FLUSH TABLES", "FLUSH PRIVILEGES"})
     EXPECT_FALSE(sql::leaves_session_state(no)) << no;
 }
 
