@@ -606,7 +606,11 @@ void server_session::handle_execute(const std::string& portal_name,
     return;
   }
   if (suspended_)
-    close_suspended(); // one run at a time per session
+    abandon_suspended();
+  if (p->second.lost)
+    return extended_error(error("0A000", "portal \"" + portal_name + "\" was closed when another "
+                                         "statement ran: the gateway keeps one portal open per "
+                                         "connection, read it to its end first"));
   if (p->second.ran && !describe_first)
     return execute_finished(portal_name, p->second.sql);
   bool execute_too = !describe_first;
@@ -747,6 +751,16 @@ void server_session::close_suspended() {
   events_.push_back(close_run_event{});
 }
 
+/// One run at a time per session: another statement closes the suspended
+/// one, whose portal PostgreSQL would have kept. An Execute of it later
+/// fails rather than run it again from its first row (rows read twice,
+/// writes made twice: pgjdbc's fetch size loops on it).
+void server_session::abandon_suspended() {
+  if (auto p = portals_.find(suspended_->portal); p != portals_.end())
+    p->second.lost = true;
+  close_suspended();
+}
+
 void server_session::finish_extended() {
   extended_ = false;
   awaiting_execute_ = false;
@@ -852,7 +866,7 @@ void server_session::reject(const error_fields& e) {
 
 void server_session::handle_query(std::string sql) {
   if (suspended_)
-    close_suspended(); // one run at a time per session
+    abandon_suspended();
   // Nothing of an Execute's stays: the limit of a portal closed early
   // made the next query's run pause (and lose its relay) at that limit.
   row_limit_ = 0;

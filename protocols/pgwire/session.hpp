@@ -256,6 +256,7 @@ private:
     bool named_statement = false;
     std::vector<uint32_t> param_types; // its statement's
     bool ran = false;                  // to its end: nothing runs again
+    bool lost = false;                 // its run closed for another's: see abandon_suspended()
   };
 
   void process();
@@ -287,6 +288,7 @@ private:
   void describe_on_server(const std::string& name, const prepared_statement& stmt);
   void describing_started(std::string probe);
   void close_suspended();
+  void abandon_suspended();
   void extended_error(const error_fields& e);
   /// The row limit of an Execute of this portal waiting next, if one is.
   std::optional<int32_t> next_is_execute_of(const std::string& portal_name);

@@ -1812,3 +1812,16 @@ test('the server describes a statement before it runs: pgjdbc\'s parameter and c
   const rows = await d.query('SELECT count(*)::int AS n FROM qf_describe');
   assert.equal(rows.rows[0].n, 1, 'a describe runs nothing: only pgjdbc\'s last insert is there');
 });
+
+test('a portal read in chunks with another statement between them fails at its next chunk rather than run again from its first row (pgjdbc\'s fetch size)', T, async (t) => {
+  const gw = await laneGateway(t, 24230);
+  const jdbc = (port) => spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcFetchInterleaved.java',
+    String(port)], { encoding: 'utf8', timeout: 120000 });
+  const direct = jdbc(PG_PORT);
+  assert.equal(direct.status, 0, direct.stderr);
+  assert.equal(direct.stdout, 'read 1 2 3 4 5 6 7 8 9 10\nwritten 10\n');
+  const got = jdbc(gw.pgPort);
+  assert.equal(got.status, 0, got.stderr);
+  // One portal open per client: the gateway says so, nothing is written twice.
+  assert.equal(got.stdout, 'read 1 2 3 then 0A000\nwritten 0\n');
+});

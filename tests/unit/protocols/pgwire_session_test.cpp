@@ -768,6 +768,33 @@ TEST(pgwire_session, close_or_a_new_bind_ends_a_suspended_portal) {
   ASSERT_TRUE(ev && std::holds_alternative<run_event>(*ev));
 }
 
+TEST(pgwire_session, a_portal_closed_for_another_statement_fails_rather_than_running_again) {
+  auto s = started();
+  s.feed(query_message("BEGIN"));
+  ASSERT_TRUE(s.next_event());
+  s.complete(-1);
+  s.take_output();
+  // pgjdbc's fetch size: C_1 read in chunks, an INSERT between them.
+  s.feed(parse_msg("", "SELECT n FROM t") + bind_msg("C_1", "", {}) + execute_msg("C_1", 2) + sync_msg);
+  ASSERT_TRUE(s.next_event());
+  s.columns({{"n", {type_id::integer}}});
+  s.rows(numbers(1, 3));
+  s.suspend();
+  s.take_output();
+  s.feed(parse_msg("", "INSERT INTO u VALUES (1)") + bind_msg("", "", {}) + execute_msg("") + sync_msg);
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<close_run_event>(*ev));
+  ASSERT_TRUE(s.next_event());
+  s.complete(1);
+  s.take_output();
+  s.feed(execute_msg("C_1", 2) + sync_msg);
+  EXPECT_FALSE(s.next_event()) << "C_1 does not run again from its first row";
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "EZ");
+  EXPECT_NE(out.find("C0A000"), std::string::npos);
+  EXPECT_NE(out.find("was closed when another statement ran"), std::string::npos);
+}
+
 TEST(pgwire_session, named_statements_are_reused_and_binary_params_read) {
   auto s = started();
   s.feed(parse_msg("q", "SELECT $1 + 1 AS y", {23}) + sync_msg);
