@@ -329,6 +329,11 @@ server_session::batch_answer server_session::in_a_batch(const message& msg, size
   auto bound = portals_.find(*portal_name);
   if (bound == portals_.end())
     return batch_answer::no;
+  // A BEGIN opens the client's own block (pgjdbc sends BEGIN READ ONLY in
+  // one batch with the first query): the server gets it as it is.
+  const auto& sql = bound->second.sql;
+  if (sql::transaction_step_of(sql, sql::leading_keyword(sql), false) != transaction_step::none)
+    return batch_answer::no;
   std::string_view rest = std::string_view{in_}.substr(consumed);
   frame next;
   auto r = next_frame(rest, false, opts_.max_message, next);

@@ -1825,3 +1825,15 @@ test('a portal read in chunks with another statement between them fails at its n
   // One portal open per client: the gateway says so, nothing is written twice.
   assert.equal(got.stdout, 'read 1 2 3 then 0A000\nwritten 0\n');
 });
+
+test('pgjdbc\'s read-only transaction is read-only: its BEGIN READ ONLY, sent in one batch with the first query, reaches the server', T, async (t) => {
+  const gw = await laneGateway(t, 24232);
+  const jdbc = (port) => spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcReadOnly.java',
+    String(port)], { encoding: 'utf8', timeout: 120000 });
+  const direct = jdbc(PG_PORT);
+  assert.equal(direct.status, 0, direct.stderr);
+  assert.equal(direct.stdout, 'transaction_read_only on\nrefused 25006\n');
+  const got = jdbc(gw.pgPort);
+  assert.equal(got.status, 0, got.stderr);
+  assert.equal(got.stdout, direct.stdout);
+});

@@ -1229,6 +1229,22 @@ TEST(pgwire_session, a_connection_sets_a_bounded_number_of_settings) {
   EXPECT_EQ(completions(s.take_output()), std::vector<std::string>{"SET"});
 }
 
+TEST(pgwire_session, a_batch_that_begins_with_begin_opens_the_clients_block_with_its_options) {
+  auto s = started_with_scripts_in_one_transaction();
+  // pgjdbc's setReadOnly(true): BEGIN READ ONLY in one batch with the query.
+  s.feed(parse_msg("", "BEGIN READ ONLY") + bind_msg("", "", {}) + execute_msg("")
+         + parse_msg("", "INSERT INTO t VALUES (1)") + bind_msg("", "", {}) + execute_msg("") + sync_msg);
+  EXPECT_EQ(run_next(s), (std::pair<std::string, transaction_step>{"BEGIN READ ONLY", transaction_step::begin}))
+    << "no block of ours first, which would answer it here and lose READ ONLY";
+  s.complete(0);
+  EXPECT_EQ(run_next(s), (std::pair<std::string, transaction_step>{"INSERT INTO t VALUES (1)",
+                                                                   transaction_step::inside}));
+  s.fail({"ERROR", "25006", "cannot execute INSERT in a read-only transaction", ""});
+  EXPECT_EQ(run_next(s).first, "(none)") << "the block is the client's: no COMMIT or ROLLBACK of ours";
+  auto out = s.take_output();
+  EXPECT_EQ(out.back(), 'E');
+}
+
 TEST(pgwire_session, a_batch_before_one_sync_runs_in_one_implicit_transaction) {
   auto s = started_with_scripts_in_one_transaction();
   s.feed(parse_msg("", "INSERT INTO t VALUES (1)") + bind_msg("", "", {}) + execute_msg("")
