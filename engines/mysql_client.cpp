@@ -102,7 +102,11 @@ MYSQL* mysql_handle(bool nonblocking, unsigned connect_timeout_s) {
     return nullptr;
   mysql_optionsv(conn, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout_s);
   mysql_optionsv(conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-  mysql_optionsv(conn, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
+  // Engine connections read TIMESTAMPs as UTC for every frontend; a MySQL
+  // client's (the fast lane's, non-blocking) keep the server's own zone,
+  // as it would directly.
+  if (!nonblocking)
+    mysql_optionsv(conn, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
   // LOAD DATA LOCAL INFILE has the server ask its client for a file, and
   // the client here is the gateway: any SQL client could read the gateway
   // host's files (its config, its secrets) into a table. The server

@@ -392,6 +392,10 @@ test("SET of the server's variables reaches MariaDB and stays with its client: t
   assert.notEqual(theirs[0].shift, '09:00');
   assert.doesNotMatch(theirs[0].mode, /PIPES_AS_CONCAT/);
   assert.notEqual(theirs[0].iso, 'SERIALIZABLE');
+  // One who set nothing has the server's own zone, as directly.
+  const [[own]] = (await b.query('SELECT @@session.time_zone AS tz'));
+  const [[server]] = (await (await direct(gw)).query('SELECT @@session.time_zone AS tz'));
+  assert.equal(own.tz, server.tz);
   // The character set stays the gateway's: its connections speak utf8mb4.
   await b.query('SET NAMES latin1');
   const [text] = await b.query("SELECT 'grüße ✓' AS t");
