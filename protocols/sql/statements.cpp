@@ -329,9 +329,24 @@ bool assigns_user_variable(std::string_view s) {
          || s.find(":=") != std::string_view::npos || into_user_variable(s);
 }
 
+/// `word` (lowercase) in `s`, not inside a longer name.
+bool has_word(std::string_view s, std::string_view word) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i + word.size() <= s.size(); ++i)
+    if (contains_ignoring_case(s.substr(i, word.size()), word) && (i == 0 || !ident(s[i - 1]))
+        && (i + word.size() == s.size() || !ident(s[i + word.size()])))
+      return true;
+  return false;
+}
+
 bool statement_leaves_state(std::string_view statement) {
   auto words = leading_keywords(statement, 5);
   auto starts = [&](std::string_view w) { return words.rfind(w, 0) == 0; };
+  // A DO block's SET (or EXECUTE 'set ...') and temporary tables are its
+  // session's as anyone's; an UPDATE ... SET in one keeps a connection
+  // needlessly, which is safe.
+  if (words == "DO" || starts("DO "))
+    return has_word(statement, "set") || contains_ignoring_case(statement, "temp");
   if (starts("CREATE ") && contains_ignoring_case(statement, "pg_temp"))
     return true; // CREATE TABLE pg_temp.t: temporary without the word
   if (starts("CREATE ")) { // [OR REPLACE] [GLOBAL|LOCAL] TEMP[ORARY]
@@ -359,6 +374,7 @@ bool leaves_session_state(std::string_view script) {
   auto first = leading_keyword(script);
   bool maybe = first == "CREATE" || first == "PREPARE" || first == "LOCK" || first == "DECLARE"
                || first == "USE" || first == "HANDLER" || first == "FLUSH" || first == "BACKUP"
+               || first == "DO"
                || contains_ignoring_case(script, "temp");
   if (!maybe) // most statements: no need to split them
     return false;

@@ -1675,13 +1675,15 @@ test('parameters keep the types and binary forms their clients gave them: pgjdbc
   assert.equal(sum.rows[0].s, many.reduce((a, b) => a + b, 0));
 });
 
-test('session state that no SET shows keeps its connection for its client: set_config() in any spelling, a table created in pg_temp', T, async (t) => {
+test('session state that no SET shows keeps its connection for its client: set_config() in any spelling, SET in a DO block, a table created in pg_temp or in a DO block', T, async (t) => {
   // Two pooled connections, so that a leak would reach the next client.
   const gw = await laneGateway(t, 24214, { poolSize: 2, maxRunningQueries: 2 });
   const leaks = [
     "SELECT * FROM set_config('statement_timeout', '1ms', false)",
     "SELECT SET_CONFIG ('statement_timeout', '1ms', 1 = 0)",
     "DO $$ BEGIN PERFORM pg_catalog.set_config('statement_timeout', '1ms', false); END $$",
+    "DO $$ BEGIN SET statement_timeout = '1ms'; END $$",
+    "DO $$ BEGIN EXECUTE format('SET %s = %L', 'statement_timeout', '1ms'); END $$",
   ];
   for (const sql of leaks) {
     const a = await connected(gw);
@@ -1706,6 +1708,10 @@ test('session state that no SET shows keeps its connection for its client: set_c
   for (let i = 0; i < 4; i++)
     await assert.rejects(b.query('SELECT * FROM pg_temp.qf_secret'), (e) => e.code === '42P01');
   assert.deepEqual((await a.query('SELECT v FROM pg_temp.qf_secret')).rows, [{ v: 'mine' }]);
+  await a.query("DO $$ BEGIN EXECUTE 'CREATE TEMP TABLE qf_made_in_do AS SELECT 1 AS v'; END $$");
+  for (let i = 0; i < 4; i++)
+    await assert.rejects(b.query('SELECT * FROM qf_made_in_do'), (e) => e.code === '42P01');
+  assert.deepEqual((await a.query('SELECT v FROM qf_made_in_do')).rows, [{ v: 1 }]);
 });
 
 test('COMMIT PREPARED and ROLLBACK PREPARED reach the server (they are not the end of a block)', T, async (t) => {

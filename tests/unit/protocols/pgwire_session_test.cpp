@@ -1011,7 +1011,10 @@ TEST(sql_statements, statements_that_leave_session_state_are_told_apart) {
                    "SELECT 1 INTO  @v", "select 1 into\n@v", "SELECT 1 INTO /* it */ @v",
                    "CALL p(1, @out)", "EXECUTE IMMEDIATE 'SET @v = 1'", "EXECUTE s USING @a",
                    "FLUSH TABLES t WITH READ LOCK", "flush tables with read lock",
-                   "FLUSH TABLES t FOR EXPORT", "BACKUP LOCK t"})
+                   "FLUSH TABLES t FOR EXPORT", "BACKUP LOCK t",
+                   "do $$ begin set search_path = a, public; end $$",
+                   "DO $$BEGIN EXECUTE format('SET %s = %L', 'statement_timeout', '1s'); END$$",
+                   "DO $$ BEGIN EXECUTE 'CREATE TEMP TABLE t (x int)'; END $$"})
     EXPECT_TRUE(sql::leaves_session_state(yes)) << yes;
   for (auto no : {"CREATE TABLE temperatures (x int)", "SELECT 'create temp table' AS t",
                   "-- create temp table t\nSELECT 1", "SELECT pg_advisory_xact_lock(1)",
@@ -1020,7 +1023,8 @@ TEST(sql_statements, statements_that_leave_session_state_are_told_apart) {
                   "DECLARE c CURSOR FOR SELECT 1", "SELECT my_get_lock(1)", "SET @@autocommit = 1",
                   "SET NAMES utf8mb4", "SELECT @@version", "SELECT user FROM t",
                   "SELECT my_set_config('a')", "SELECT current_setting('work_mem')", "SELECT \"x\"(1)",
-                  "SELECT a INTO b FROM t WHERE c = @v", "CALL p(1)", "FLUSH TABLES", "FLUSH PRIVILEGES"})
+                  "SELECT a INTO b FROM t WHERE c = @v", "CALL p(1)", "FLUSH TABLES", "FLUSH PRIVILEGES",
+                  "DO $$ BEGIN PERFORM pg_sleep(0); END $$", "DO $$ BEGIN INSERT INTO offsets VALUES (1); END $$"})
     EXPECT_FALSE(sql::leaves_session_state(no)) << no;
 }
 
