@@ -430,6 +430,7 @@ void pg_async_connection::relay_extended(const std::string& sql, const parameter
     auto key = pgwire::statement_key(sql, param_types);
     auto use = statements_.prepare(out_, key);
     statement = {use.name, use.parse};
+    executing_ = key;
     if (use.parse)
       parsing_ = std::move(key);
   }
@@ -456,6 +457,7 @@ void pg_async_connection::begin_relay(std::shared_ptr<pg_async_listener> to) {
   refusing_copy_ = copying_in_ = copy_stalled_ = false;
   error_.reset();
   parsing_.clear();
+  executing_.clear();
   out_.clear();
   out_sent_ = 0;
 }
@@ -620,7 +622,11 @@ void pg_async_connection::forget_failed_statement(const engine_error& e) {
     statements_.forget_all();
   else if (!parsing_.empty()) // its Parse failed
     statements_.failed(parsing_);
+  else if (!executing_.empty() && e.sqlstate() == "0A000"
+           && std::string_view{e.what()}.starts_with("cached plan must not change result type"))
+    statements_.failed(executing_); // parsed anew next time, as the client's driver does
   parsing_.clear();
+  executing_.clear();
 }
 
 void pg_async_connection::end_run() {

@@ -247,6 +247,9 @@ private:
   // The SQL of a statement the running relay prepares, until the server
   // says it did.
   std::string parsing_;
+  // The key of the kept statement the relayed Execute runs: forgotten when
+  // the server says its plan no longer fits (a table it reads changed).
+  std::string executing_;
   std::vector<notice> notices_; // heard by libpq, not passed on yet
 };
 

@@ -1843,3 +1843,24 @@ test('pgjdbc\'s read-only transaction is read-only: its BEGIN READ ONLY, sent in
   assert.equal(got.status, 0, got.stderr);
   assert.equal(got.stdout, direct.stdout);
 });
+
+test('a kept server statement whose plan no longer fits its table (ALTER TABLE) is parsed anew, not failed for every client after', T, async (t) => {
+  const gw = await laneGateway(t, 24234, { poolSize: 1 });
+  const d = await direct();
+  gw.defer(() => d.end());
+  await d.query("DROP TABLE IF EXISTS qf_altered; CREATE TABLE qf_altered (a int); INSERT INTO qf_altered VALUES (1)");
+  gw.defer(() => d.query('DROP TABLE IF EXISTS qf_altered'));
+  const a = await connected(gw);
+  gw.defer(() => a.end());
+  const named = { name: 'qf_n', text: 'SELECT * FROM qf_altered WHERE a > $1', values: [0] };
+  for (let i = 0; i < 3; i++)
+    await a.query(named);
+  await d.query("ALTER TABLE qf_altered ADD COLUMN b text DEFAULT 'bb'");
+  // Its own client hears it once, as directly (node-postgres keeps its own name).
+  await assert.rejects(a.query(named), (e) => e.code === '0A000');
+  // Another client's statement of the same text runs on the same pooled connection.
+  const b = await connected(gw);
+  gw.defer(() => b.end());
+  const r = await b.query({ ...named, name: 'qf_other' });
+  assert.deepEqual(r.rows, [{ a: 1, b: 'bb' }]);
+});
