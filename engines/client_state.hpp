@@ -3,6 +3,7 @@
 // one client's own state lives there, and whose settings it has.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -39,7 +40,18 @@ public:
     setting_reported_ = false;
   }
 
+  /// How many statements ran here: one that ran since a client's last
+  /// shows that another client's may have (wire_session_base's
+  /// follows_previous statements).
+  uint64_t runs() const {
+    return runs_;
+  }
+
 protected:
+  void count_run() {
+    ++runs_;
+  }
+
   /// Nobody else's statement may run here (for poolable()).
   bool held_by_a_client() const {
     return private_state_ || setting_reported_;
@@ -51,6 +63,7 @@ protected:
   bool setting_reported_ = false;
 
 private:
+  uint64_t runs_ = 0;
   std::shared_ptr<void> pin_;
   Settings settings_;
 };

@@ -43,6 +43,10 @@ struct fast_statement {
   /// A SET or RESET outside a block that the session keeps and replays on
   /// the connections its next statements get, instead of pinning one.
   bool tracks = false;
+  /// It reads what the client's statement before it left on its server
+  /// connection (PostgreSQL's lastval(), currval()): it runs there, or, if
+  /// another client's ran there since, fails rather than read theirs.
+  bool follows_previous = false;
   bool cancelled = false; // while its connection was opening
   /// A cancel went to the server (PQcancel, KILL QUERY) from a helper
   /// thread: unless the statement ended by it, it may still arrive.

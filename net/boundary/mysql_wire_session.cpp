@@ -424,6 +424,13 @@ private:
   static engines::engine_error connect_error(const std::string& why) {
     return engines::engine_error(engines::error_kind::internal, why);
   }
+  /// Nothing: LAST_INSERT_ID() and FOUND_ROWS() are the session's own.
+  static bool reads_previous_statements_state(std::string_view) {
+    return false;
+  }
+  static engines::engine_error previous_connection_gone_error() {
+    return engines::engine_error(engines::error_kind::internal, "no previous connection", "HY000");
+  }
   static engines::engine_error pinned_out_error(const std::string& why) {
     return engines::engine_error(engines::error_kind::user, why, "08004", 1040); // ER_CON_COUNT_ERROR
   }

@@ -456,6 +456,19 @@ private:
   static engines::engine_error connect_error(const std::string& why) {
     return engines::engine_error(engines::error_kind::internal, why, "08001");
   }
+  /// lastval() and currval() read the sequences the server session
+  /// advanced: the client's statement before, where it ran.
+  static bool reads_previous_statements_state(std::string_view sql) {
+    return sql::calls_function(sql, {"lastval", "currval"});
+  }
+  static engines::engine_error previous_connection_gone_error() {
+    return engines::engine_error(
+      engines::error_kind::user,
+      "lastval() and currval() read the sequences of this client's server connection, and "
+      "another client's statement has run on the pooled connection this client's last "
+      "statement used: run both in one transaction, or use INSERT ... RETURNING",
+      "55000"); // object_not_in_prerequisite_state, as lastval() before any nextval()
+  }
   static engines::engine_error pinned_out_error(const std::string& why) {
     return engines::engine_error(engines::error_kind::user, why, "53300"); // too_many_connections
   }

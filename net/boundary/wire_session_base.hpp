@@ -251,6 +251,7 @@ protected:
     st.pins = !st.tracks
               && ((setting && sql::changes_session_setting(st.sql))
                   || sql::leaves_session_state(st.sql));
+    st.follows_previous = !st.in_block && Derived::reads_previous_statements_state(st.sql);
   }
 
   /// No slot free: the statement waits in its group's queue, in order with
@@ -320,6 +321,8 @@ protected:
     if (fast_->pins && !pin(*fast_))
       return;
     auto lane = Derived::lane_of(*fast_->cluster);
+    if (fast_->follows_previous)
+      return take_previous_backend(*lane);
     // One that has this session's settings already needs no replay first.
     auto has_ours = [this](const Backend& c) { return c.settings() == settings_; };
     if (auto idle = lane->take(conn_->loop(), has_ours))
@@ -341,6 +344,25 @@ protected:
         return;
       }
       self->start_backend(std::move(conn));
+    });
+  }
+
+  /// The connection this session's statement before ran on, if nobody's
+  /// ran there since; else the statement fails (Derived's
+  /// previous_connection_gone_error()).
+  template <class Lane>
+  void take_previous_backend(Lane& lane) {
+    auto previous = previous_backend_.lock();
+    auto is_it = [&](const Backend& c) { return &c == previous.get() && c.runs() == previous_runs_; };
+    auto idle = previous ? lane.take(conn_->loop(), is_it) : nullptr;
+    if (idle && is_it(*idle))
+      return self().start_backend(std::move(idle));
+    if (idle)
+      lane.give_back(std::move(idle));
+    conn_->loop().post([weak = weak_self()] {
+      auto self = weak.lock();
+      if (self && !self->closed_ && self->fast_)
+        self->on_failed(Derived::previous_connection_gone_error());
     });
   }
 
@@ -408,6 +430,10 @@ protected:
     if (backend_ && fast_->pins) {
       backend_->hold_private_state(std::move(fast_->pin));
       state_resets_ = self().session_.session_resets();
+    }
+    if (backend_) { // for a statement after it that reads what it left there
+      previous_backend_ = backend_;
+      previous_runs_ = backend_->runs();
     }
     if (backend_ && fast_->tracks && status == "Success") {
       auto server = backend_->settings(); // what the replay gave it, if one ran
@@ -597,6 +623,10 @@ protected:
   uint64_t state_resets_ = 0; // the client's resets when it last left state on a connection
   engines::parameters params_;
   std::shared_ptr<Backend> backend_;
+  // Where the session's last fast statement ran, and how many statements
+  // had run there then (take_previous_backend).
+  std::weak_ptr<Backend> previous_backend_;
+  uint64_t previous_runs_ = 0;
   std::optional<fast_block<Backend>> block_;
   bool block_lost_ = false; // its connection failed: the client goes too
 

@@ -275,29 +275,8 @@ namespace {
 /// may be parameters or computed), in any spelling ("SET_CONFIG (",
 /// "pg_catalog.set_config(", quoted), in a DO block or a CTE alike.
 bool calls_session_function(std::string_view s) {
-  for (size_t open = s.find('('); open != std::string_view::npos; open = s.find('(', open + 1)) {
-    size_t end = open;
-    while (end > 0 && is_space(s[end - 1]))
-      --end;
-    size_t start = end;
-    if (end >= 2 && s[end - 1] == '"') { // "set_config"(
-      auto quote = s.rfind('"', end - 2);
-      if (quote == std::string_view::npos)
-        continue;
-      start = quote + 1;
-      --end;
-    } else {
-      while (start > 0 && (std::isalnum(static_cast<unsigned char>(s[start - 1])) || s[start - 1] == '_'))
-        --start;
-    }
-    auto name = s.substr(start, end - start);
-    for (std::string_view fn : {"get_lock", "pg_advisory_lock", "pg_advisory_lock_shared",
-                                "pg_try_advisory_lock", "pg_try_advisory_lock_shared",
-                                "set_config"})
-      if (name.size() == fn.size() && contains_ignoring_case(name, fn))
-        return true;
-  }
-  return false;
+  return calls_function(s, {"get_lock", "pg_advisory_lock", "pg_advisory_lock_shared",
+                            "pg_try_advisory_lock", "pg_try_advisory_lock_shared", "set_config"});
 }
 
 /// INTO, then (past spaces and comments) a user variable: SELECT ... INTO @v.
@@ -367,6 +346,30 @@ bool statement_leaves_state(std::string_view statement) {
 }
 
 } // namespace
+
+bool calls_function(std::string_view s, std::initializer_list<std::string_view> names) {
+  for (size_t open = s.find('('); open != std::string_view::npos; open = s.find('(', open + 1)) {
+    size_t end = open;
+    while (end > 0 && is_space(s[end - 1]))
+      --end;
+    size_t start = end;
+    if (end >= 2 && s[end - 1] == '"') { // "set_config"(
+      auto quote = s.rfind('"', end - 2);
+      if (quote == std::string_view::npos)
+        continue;
+      start = quote + 1;
+      --end;
+    } else {
+      while (start > 0 && (std::isalnum(static_cast<unsigned char>(s[start - 1])) || s[start - 1] == '_'))
+        --start;
+    }
+    auto name = s.substr(start, end - start);
+    for (auto fn : names)
+      if (name.size() == fn.size() && contains_ignoring_case(name, fn))
+        return true;
+  }
+  return false;
+}
 
 bool leaves_session_state(std::string_view script) {
   if (calls_session_function(script) || assigns_user_variable(script))

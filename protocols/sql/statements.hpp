@@ -3,6 +3,7 @@
 // and the leading keyword that decides a command tag.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,10 @@ void split_statements(std::string_view script, std::vector<std::string_view>& ou
 /// trigger or event definition (whose body has semicolons of its own) is
 /// the last statement: the rest of the script is its body.
 void split_mysql_statements(std::string_view script, std::vector<std::string_view>& out);
+
+/// Whether `s` calls one of the functions `names` (lowercase; any case,
+/// quoted or not, with or without a schema).
+bool calls_function(std::string_view s, std::initializer_list<std::string_view> names);
 
 /// Whether `s` holds `word` (lowercase) in any case.
 bool contains_ignoring_case(std::string_view s, std::string_view word);

@@ -1864,3 +1864,44 @@ test('a kept server statement whose plan no longer fits its table (ALTER TABLE) 
   const r = await b.query({ ...named, name: 'qf_other' });
   assert.deepEqual(r.rows, [{ a: 1, b: 'bb' }]);
 });
+
+test("lastval() and currval() read the client's own sequences: on the connection its last statement used, or an error (55000), never another client's", T, async (t) => {
+  const gw = await laneGateway(t, 24236, { poolSize: 3, maxRunningQueries: 8 });
+  const d = await direct();
+  gw.defer(() => d.end());
+  await d.query('DROP TABLE IF EXISTS qf_ids; CREATE TABLE qf_ids (id serial PRIMARY KEY, who int)');
+  gw.defer(() => d.query('DROP TABLE IF EXISTS qf_ids'));
+  // Alone, the next statement gets the same connection back: as directly.
+  const alone = await connected(gw);
+  gw.defer(() => alone.end());
+  for (let i = 0; i < 5; i++) {
+    const { rows: [{ id }] } = await alone.query('INSERT INTO qf_ids (who) VALUES (0) RETURNING id');
+    const { rows: [v] } = await alone.query("SELECT lastval() AS last, currval('qf_ids_id_seq') AS cur");
+    assert.deepEqual([Number(v.last), Number(v.cur)], [id, id]);
+  }
+  // Many at once on three connections: right, or told it cannot be.
+  const clients = await Promise.all(Array.from({ length: 8 }, () => connected(gw)));
+  for (const c of clients) gw.defer(() => c.end());
+  let right = 0;
+  let refused = 0;
+  await Promise.all(clients.map(async (c, who) => {
+    for (let i = 0; i < 20; i++) {
+      const { rows: [{ id }] } = await c.query('INSERT INTO qf_ids (who) VALUES ($1) RETURNING id', [who + 1]);
+      try {
+        const { rows: [{ last }] } = await c.query('SELECT lastval() AS last');
+        assert.equal(Number(last), id, `client ${who} read another client's lastval()`);
+        right += 1;
+      } catch (e) {
+        if (e.code !== '55000') throw e;
+        refused += 1;
+      }
+    }
+  }));
+  assert.equal(right + refused, 160);
+  assert.ok(right > 0, 'some read their own');
+  // In one transaction it always works.
+  await clients[0].query('BEGIN');
+  const { rows: [{ id }] } = await clients[0].query('INSERT INTO qf_ids (who) VALUES (9) RETURNING id');
+  assert.equal(Number((await clients[0].query('SELECT lastval() AS v')).rows[0].v), id);
+  await clients[0].query('COMMIT');
+});

@@ -1028,6 +1028,15 @@ TEST(sql_statements, statements_that_leave_session_state_are_told_apart) {
     EXPECT_FALSE(sql::leaves_session_state(no)) << no;
 }
 
+TEST(sql_statements, function_calls_are_told_from_names_alike) {
+  for (auto yes : {"SELECT lastval()", "select LASTVAL ()", "SELECT pg_catalog.currval('s')",
+                   "SELECT \"currval\"('s')", "INSERT INTO t VALUES (currval('s') + 1)"})
+    EXPECT_TRUE(sql::calls_function(yes, {"lastval", "currval"})) << yes;
+  for (auto no : {"SELECT lastvalue FROM t", "SELECT my_lastval()",
+                  "SELECT currval_of(1)", "SELECT 1"})
+    EXPECT_FALSE(sql::calls_function(no, {"lastval", "currval"})) << no;
+}
+
 TEST(sql_statements, after_leading_keyword_skips_blanks_and_comments_on_both_sides) {
   EXPECT_EQ(sql::after_leading_keyword("SET x = 1"), "x = 1");
   EXPECT_EQ(sql::after_leading_keyword("\n  SET /* why */ \t search_path TO app"),
