@@ -259,6 +259,16 @@ void server_session::process() {
       in_.erase(0, r.consumed);
       continue;
     }
+    if (f.tag == 'F') { // a well-formed message we do not serve: the client hears, and goes on
+      in_.erase(0, r.consumed);
+      if (!skip_to_sync_)
+        extended_error(error("0A000", "the fast-path function call interface is not supported "
+                                      "through QueryFlux: call the function in SQL "
+                                      "(SELECT lo_open(...), say)"));
+      skip_to_sync_ = false; // a FunctionCall is answered with its own ReadyForQuery
+      send_ready();
+      continue;
+    }
     auto msg = parse_message(f);
     if (auto batch = msg ? in_a_batch(*msg, r.consumed) : batch_answer::no; batch != batch_answer::no) {
       // It stays in the input: it runs once the block is open, or once

@@ -1905,3 +1905,12 @@ test("lastval() and currval() read the client's own sequences: on the connection
   assert.equal(Number((await clients[0].query('SELECT lastval() AS v')).rows[0].v), id);
   await clients[0].query('COMMIT');
 });
+
+test("a fast-path function call (libpq's large objects, psql's lo_import) is refused with a clear error and the connection goes on", T, async (t) => {
+  const gw = await laneGateway(t, 24238);
+  const r = spawnSync('psql', ['-X', '-h', '127.0.0.1', '-p', String(gw.pgPort), '-U', 'postgres', '-d', 'postgres',
+    '-v', 'VERBOSITY=verbose'], { encoding: 'utf8', input: "\\lo_import /etc/hostname\nSELECT 'still here' AS s;\n" });
+  assert.match(r.stderr, /0A000: the fast-path function call interface is not supported/);
+  assert.doesNotMatch(r.stderr, /connection to the server was lost/);
+  assert.match(r.stdout, /still here/);
+});

@@ -966,6 +966,23 @@ TEST(pgwire_session, binary_results_for_unsupported_types_are_refused) {
   EXPECT_EQ(out.back(), 'I');
 }
 
+TEST(pgwire_session, a_function_call_is_refused_and_the_connection_goes_on) {
+  auto s = started();
+  // lo_open(oid, mode) by the fast-path interface, as pgjdbc's large objects call it.
+  std::string call;
+  byte_writer::put_be_u32(call, 952); // the function's oid
+  byte_writer::put_be_u16(call, 0);   // no argument formats
+  byte_writer::put_be_u16(call, 0);   // no arguments
+  byte_writer::put_be_u16(call, 0);   // the result as text
+  s.feed(tagged('F', call));
+  EXPECT_FALSE(s.closing());
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "EZ");
+  EXPECT_NE(out.find("C0A000"), std::string::npos);
+  s.feed(query_message("SELECT 1"));
+  EXPECT_TRUE(s.next_event());
+}
+
 TEST(pgwire_session, garbage_is_a_fatal_protocol_violation) {
   auto s = started();
   s.feed(std::string("\x01\x00\x00\x00\x02", 5));
