@@ -245,6 +245,8 @@ private:
       }
     }
     user_ = ev.user;
+    if (ev.ignore_space) // as MariaDB gives a session whose client asked
+      settings_.start_with("sql_mode", "CONCAT(@@global.sql_mode, ',IGNORE_SPACE')");
     route_req_.protocol = config::protocol::mysql_wire;
     route_req_.user = user_;
     books_->open(user_, {}, ev.database);

@@ -24,6 +24,7 @@ inline constexpr uint32_t client_long_password = 1;
 inline constexpr uint32_t client_found_rows = 2;
 inline constexpr uint32_t client_long_flag = 4;
 inline constexpr uint32_t client_connect_with_db = 8;
+inline constexpr uint32_t client_ignore_space = 256;
 inline constexpr uint32_t client_protocol_41 = 512;
 inline constexpr uint32_t client_ssl = 2048;
 inline constexpr uint32_t client_transactions = 8192;

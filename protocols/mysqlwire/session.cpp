@@ -111,6 +111,88 @@ std::string value_text(std::string_view raw) {
   return std::string{trim(out)};
 }
 
+/// An item of a SELECT's list: a system variable (`@@x`, `@@session.x`:
+/// variable "x" or "session.x"), or not (variable empty), and the name
+/// its column gets (its alias, with or without AS, else its text).
+struct select_item {
+  std::string_view text;
+  std::string_view variable;
+  std::string_view name;
+};
+
+std::vector<select_item> select_items(std::string_view list) {
+  std::vector<select_item> items;
+  size_t start = 0;
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    char c = i < list.size() ? list[i] : ',';
+    if (quote) {
+      quote = c == quote ? 0 : quote;
+      continue;
+    }
+    if (c == '\'' || c == '"' || c == '`')
+      quote = c;
+    else if (c == '(')
+      ++depth;
+    else if (c == ')')
+      --depth;
+    if (c != ',' || depth > 0)
+      continue;
+    select_item item;
+    item.text = trim(list.substr(start, i - start));
+    item.name = item.text;
+    start = i + 1;
+    auto t = item.text;
+    if (t.starts_with("@@")) {
+      size_t end = 2;
+      while (end < t.size() && (std::isalnum(static_cast<unsigned char>(t[end])) || t[end] == '_' || t[end] == '.'))
+        ++end;
+      auto rest = trim(t.substr(end));
+      if (lower(rest).starts_with("as ") || lower(rest).starts_with("as`"))
+        rest = trim(rest.substr(2));
+      bool plain = rest.find_first_of(" \t()+-*/=<>!|&,") == std::string_view::npos;
+      if (plain) {
+        item.variable = t.substr(2, end - 2);
+        item.name = rest.empty() ? t.substr(0, end) : rest;
+        if (item.name.size() >= 2 && (item.name.front() == '`' || item.name.front() == '"'
+                                      || item.name.front() == '\'')
+            && item.name.back() == item.name.front())
+          item.name = item.name.substr(1, item.name.size() - 2);
+      }
+    }
+    items.push_back(item);
+  }
+  return items;
+}
+
+bool is_autocommit(std::string_view variable) {
+  auto v = lower(variable);
+  return v == "autocommit" || v == "session.autocommit" || v == "local.autocommit";
+}
+
+/// `text` with each @@autocommit (any scope, any case) the session's value.
+std::string with_autocommit(std::string_view text, bool autocommit) {
+  std::string out;
+  auto low = lower(text);
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t length = 0;
+    for (std::string_view form : {"@@session.autocommit", "@@local.autocommit", "@@autocommit"})
+      if (std::string_view{low}.substr(i, form.size()) == form) {
+        length = form.size();
+        break;
+      }
+    if (length == 0) {
+      out += text[i++];
+      continue;
+    }
+    out += autocommit ? '1' : '0';
+    i += length;
+  }
+  return out;
+}
+
 std::optional<bool> autocommit_assignment(std::string_view set_body) {
   std::optional<bool> value;
   for (auto item : sql::mysql_assignments(set_body)) {
@@ -191,7 +273,7 @@ void server_session::process() {
 void server_session::handle_login(const packet& p) {
   if (!user_.empty()) {
     // The answer to our switch to mysql_native_password: just the token.
-    events_.push_back(login_event{user_, p.payload, database_});
+    events_.push_back(login_event{user_, p.payload, database_, ignores_space()});
     state_ = state::awaiting_accept;
     return;
   }
@@ -219,7 +301,7 @@ void server_session::handle_login(const packet& p) {
   database_ = r->database;
   if (!r->auth_plugin.empty() && r->auth_plugin != native_plugin)
     return switch_to_native_password();
-  events_.push_back(login_event{user_, r->auth_response, database_});
+  events_.push_back(login_event{user_, r->auth_response, database_, ignores_space()});
   state_ = state::awaiting_accept;
 }
 
@@ -380,7 +462,10 @@ void server_session::start(std::string sql,
   current_sql_ = sql;
   auto keyword = sql::leading_keyword(sql);
   using_ = keyword == "USE" ? sql::mysql_used_database(sql) : std::nullopt;
-  if (!autocommit_ && !block_open_
+  // A SELECT of no table (of variables, say) opens none: MariaDB's
+  // transaction starts at the first statement that reads or writes one.
+  bool reads_tables = keyword != "SELECT" || sql::contains_ignoring_case(sql, "from");
+  if (!autocommit_ && !block_open_ && reads_tables
       && sql::transaction_effect_of(sql, keyword) == sql::transaction_effect::none) {
     // The statement opens a block implicitly, as on MySQL: the backend
     // connection, shared and in autocommit, is told so first.
@@ -450,7 +535,7 @@ void server_session::change_user(com_change_user c) {
   database_ = std::move(c.database);
   if (!c.auth_plugin.empty() && c.auth_plugin != native_plugin)
     return switch_to_native_password();
-  events_.push_back(login_event{user_, std::move(c.auth_response), database_});
+  events_.push_back(login_event{user_, std::move(c.auth_response), database_, ignores_space()});
   state_ = state::awaiting_accept;
 }
 
@@ -640,36 +725,43 @@ bool server_session::answer_locally(const std::string& sql) {
   }
   if (kw == "SELECT" && low.find("@@") != std::string::npos
       && low.find(" from ") == std::string::npos) {
-    // Where the engine has the variables, it answers (with what the
-    // client SET); autocommit is the gateway's.
-    if (opts_.settings_on_server && low.find("autocommit") == std::string::npos
-        && opts_.settings_on_server(text))
-      return false;
-    // SELECT @@a, @@b [LIMIT 1]
-    auto list = text.substr(6);
-    if (auto limit = lower(list).find(" limit "); limit != std::string::npos)
+    // SELECT @@a, @@b [AS] name [LIMIT 1]
+    auto uncommented = value_text(text.substr(6));
+    std::string_view list = uncommented;
+    std::string_view tail;
+    if (auto limit = lower(list).find(" limit "); limit != std::string::npos) {
+      tail = list.substr(limit);
       list = list.substr(0, limit);
+    }
+    auto items = select_items(list);
+    bool ours = std::any_of(items.begin(), items.end(), [](const select_item& i) {
+      return sql::contains_ignoring_case(i.text, "autocommit");
+    });
+    // Where the engine has the variables, it answers (with what the
+    // client SET); autocommit is the gateway's, given to it as a value.
+    if (opts_.settings_on_server && opts_.settings_on_server(text)) {
+      if (!ours)
+        return false;
+      std::string rewritten = "SELECT ";
+      for (const auto& item : items) {
+        if (rewritten.size() > 7)
+          rewritten += ", ";
+        if (is_autocommit(item.variable))
+          rewritten += std::string(autocommit_ ? "1" : "0") + " AS `" + std::string{item.name} + "`";
+        else
+          rewritten += with_autocommit(item.text, autocommit_);
+      }
+      start(rewritten + std::string{tail}, {}, false);
+      return true;
+    }
     std::vector<column> cols;
     row_batch rows{0, {}};
-    size_t start = 0;
-    while (start <= list.size()) {
-      auto comma = list.find(',', start);
-      auto item = trim(list.substr(start, comma == std::string_view::npos
-                                            ? std::string_view::npos
-                                            : comma - start));
-      if (item.rfind("@@", 0) != 0)
+    for (const auto& item : items) {
+      if (item.variable.empty())
         return false; // not only variables: leave it to the engine
-      auto name = item; // "@@x AS y" is named y
-      if (auto as = lower(item).find(" as "); as != std::string::npos) {
-        name = trim(item.substr(as + 4));
-        item = trim(item.substr(0, as));
-      }
-      cols.push_back({std::string{name}, {type_id::varchar}});
-      rows.cells.emplace_back(
-        variable_value(item.substr(2), opts_.server_version, autocommit_));
-      if (comma == std::string_view::npos)
-        break;
-      start = comma + 1;
+      cols.push_back({std::string{item.name},
+                      {is_autocommit(item.variable) ? type_id::bigint : type_id::varchar}});
+      rows.cells.emplace_back(variable_value(item.variable, opts_.server_version, autocommit_));
     }
     rows.width = cols.size();
     send_result(cols, rows);

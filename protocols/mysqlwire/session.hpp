@@ -44,6 +44,9 @@ struct login_event {
   std::string user;
   std::string auth_response;
   std::string database;
+  /// The client asked for CLIENT_IGNORE_SPACE: MySQL adds IGNORE_SPACE to
+  /// its session's sql_mode (`COUNT (*)` parses then).
+  bool ignore_space = false;
 };
 
 /// Run one statement; the driver reports with columns(), rows(),
@@ -222,6 +225,9 @@ private:
   state state_ = state::login;
   uint8_t seq_ = 0; // the next sequence id we write
   uint32_t client_capabilities_ = 0;
+  bool ignores_space() const {
+    return (client_capabilities_ & client_ignore_space) != 0;
+  }
   std::string user_;
   std::string database_;
   bool changing_user_ = false; // the login under way is a COM_CHANGE_USER

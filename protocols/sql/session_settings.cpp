@@ -178,6 +178,15 @@ bool mysql_variables::replayable(std::string_view statement) {
   });
 }
 
+void mysql_variables::start_with(std::string name, std::string_view value) {
+  auto text = name + " = " + std::string{value};
+  auto same = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == name; });
+  if (same != entries_.end())
+    same->second = std::move(text);
+  else
+    entries_.emplace_back(std::move(name), std::move(text));
+}
+
 void mysql_variables::apply(std::string_view statement) {
   if (auto database = mysql_used_database(statement)) {
     database_ = std::move(*database);
@@ -186,15 +195,8 @@ void mysql_variables::apply(std::string_view statement) {
   if (!replayable(statement))
     return;
   for (auto item : mysql_assignments(after_leading_keyword(statement))) {
-    auto assignment = mysql_assignment(item);
-    const auto& name = assignment.first;
-    auto text = name + " = " + std::string{assignment.second};
-    auto same = std::find_if(entries_.begin(), entries_.end(),
-                             [&](const auto& e) { return e.first == name; });
-    if (same != entries_.end())
-      same->second = std::move(text);
-    else
-      entries_.emplace_back(name, std::move(text));
+    auto [name, value] = mysql_assignment(item);
+    start_with(std::move(name), value);
   }
 }
 

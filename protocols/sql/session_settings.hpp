@@ -112,6 +112,9 @@ public:
 
   /// A replayable() SET or USE that succeeded.
   void apply(std::string_view statement);
+  /// A variable the client's login gave its session (`sql_mode` with
+  /// IGNORE_SPACE): `value` may read the server's globals.
+  void start_with(std::string name, std::string_view value);
 
   /// The default database: the client's (named at login, by COM_INIT_DB
   /// or USE), or the one a connection is in. Empty: none named.

@@ -800,3 +800,21 @@ test('session state in its other spellings stays with its client: autocommit quo
   await writer.query('INSERT INTO qf_spelled VALUES (3)'); // the lock went with UNLOCK TABLES
   assert.equal(await count(), 1);
 });
+
+test('@@autocommit is the client\'s in any SELECT of variables: aliased with or without AS, in an expression, beside the server\'s own, as a number; CLIENT_IGNORE_SPACE is in sql_mode', T, async (t) => {
+  const gw = await laneGateway(t, 24286);
+  const d = await direct(gw);
+  const c = await through(gw);
+  const queries = ['SELECT @@autocommit', 'select @@autocommit a, @@in_transaction t', 'SELECT @@autocommit + 0 AS n',
+    'SELECT @@session.autocommit AS ac, @@sql_mode AS mode', 'SELECT @@autocommit -- a comment',
+    // mysql2 asks for CLIENT_IGNORE_SPACE: its session's sql_mode says so, and this parses.
+    'SELECT COUNT (*) AS n FROM (SELECT 1) x'];
+  for (const autocommit of [1, 0]) {
+    await d.query(`SET autocommit = ${autocommit}`);
+    await c.query(`SET autocommit = ${autocommit}`);
+    for (const sql of queries)
+      assert.deepEqual((await c.query(sql))[0], (await d.query(sql))[0], `${sql} with autocommit ${autocommit}`);
+  }
+  await d.query('ROLLBACK');
+  await c.query('ROLLBACK');
+});

@@ -701,7 +701,7 @@ TEST(mysqlwire_session, the_server_ending_a_block_on_its_own_wins_over_the_words
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].payload[0], '\xff');
   // The next statement opens a new block, as on MySQL.
-  s.feed(command_packet("\x03SELECT 1"));
+  s.feed(command_packet("\x03SELECT x FROM t"));
   auto begin = std::get<query_event>(*s.next_event());
   EXPECT_EQ(begin.sql, "BEGIN");
   EXPECT_EQ(begin.step, transaction_step::begin);
@@ -867,9 +867,19 @@ TEST(mysqlwire_session, server_variables_go_to_an_engine_that_has_them) {
     EXPECT_FALSE(s.next_event()) << sql;
     EXPECT_EQ(packets_of(s.take_output()).at(0).payload[0], '\0') << sql;
   }
-  for (std::string sql : {"SELECT @@autocommit, @@time_zone", "SELECT @@time_zone -- elsewhere"}) {
-    s.feed(command_packet("\x03" + sql));
-    EXPECT_FALSE(s.next_event()) << sql; // a result set from here
+  s.feed(command_packet("\x03SELECT @@time_zone -- elsewhere"));
+  EXPECT_FALSE(s.next_event()); // a result set from here
+  s.take_output();
+  // autocommit is the gateway's: the server gets its value, the rest is its own.
+  for (auto [sql, sent] :
+       {std::pair{"SELECT @@autocommit, @@time_zone", "SELECT 1 AS `@@autocommit`, @@time_zone"},
+        {"select @@autocommit a, @@in_transaction t", "SELECT 1 AS `a`, @@in_transaction t"},
+        {"SELECT @@session.autocommit + 0 AS n, @@sql_mode", "SELECT 1 + 0 AS n, @@sql_mode"}}) {
+    s.feed(command_packet(std::string("\x03") + sql));
+    auto ev = s.next_event();
+    ASSERT_TRUE(ev) << sql;
+    EXPECT_EQ(std::get<query_event>(*ev).sql, sent);
+    s.complete(0);
     s.take_output();
   }
 }
