@@ -663,16 +663,28 @@ bool server_session::answer_locally(const std::string& sql) {
   }
   if (kw == "KILL") {
     // Connection ids are ours, not a backend's: the gateway answers.
-    auto words = sql::leading_keywords(text, 2);
-    bool query_only = words == "KILL QUERY";
-    auto rest = text.substr(4);
-    if (words == "KILL QUERY" || words == "KILL CONNECTION")
-      rest = trim(rest).substr(words.size() - 5);
-    rest = trim(rest);
+    // KILL [HARD | SOFT] [CONNECTION | QUERY [ID]] id, as MariaDB reads it.
+    auto rest = value_text(text.substr(4));
+    std::string_view words = rest;
+    auto next_word = [&](std::string_view word) {
+      auto head = lower(words.substr(0, word.size() + 1));
+      if (head.starts_with(word) && (head.size() == word.size() || std::isspace(static_cast<unsigned char>(head.back())))) {
+        words = trim(words.substr(word.size()));
+        return true;
+      }
+      return false;
+    };
+    if (!next_word("hard"))
+      next_word("soft");
+    bool query_only = next_word("query");
+    if (query_only)
+      next_word("id");
+    else
+      next_word("connection");
     uint32_t id = 0;
-    auto r = std::from_chars(rest.data(), rest.data() + rest.size(), id);
-    if (r.ec != std::errc{} || r.ptr != rest.data() + rest.size()) {
-      send(err_packet(1064, "42000", "expected KILL [QUERY | CONNECTION] <id>"));
+    auto r = std::from_chars(words.data(), words.data() + words.size(), id);
+    if (words.empty() || r.ec != std::errc{} || r.ptr != words.data() + words.size()) {
+      send(err_packet(1064, "42000", "expected KILL [HARD | SOFT] [CONNECTION | QUERY [ID]] <id>"));
       return true;
     }
     state_ = state::running;

@@ -404,6 +404,16 @@ TEST(mysqlwire_session, kill_names_a_connection_of_ours) {
   s.feed(command_packet("\x03KILL CONNECTION x"));
   EXPECT_FALSE(s.next_event());
   EXPECT_EQ(packets_of(s.take_output())[0].payload.substr(0, 3), "\xff\x28\x04");
+  for (auto [sql, query_only] : {std::pair{"KILL QUERY ID 9", true}, {"kill hard query 9", true},
+                                 {"KILL SOFT CONNECTION 9", false}, {"KILL HARD 9 /* now */", false}}) {
+    s.feed(command_packet(std::string("\x03") + sql));
+    ev = s.next_event();
+    ASSERT_TRUE(ev) << sql;
+    EXPECT_EQ(std::get<kill_event>(*ev).connection_id, 9u) << sql;
+    EXPECT_EQ(std::get<kill_event>(*ev).query_only, query_only) << sql;
+    s.complete(0);
+    s.take_output();
+  }
 }
 
 TEST(mysqlwire_session, errors_keep_the_session_and_quit_closes) {

@@ -934,7 +934,8 @@ TEST(pgwire_session, a_statement_the_server_cannot_describe_fails_to_sync_and_it
   auto ev = s.next_event();
   ASSERT_TRUE(ev);
   EXPECT_EQ(std::get<run_event>(*ev).step, transaction_step::inside);
-  s.relay(tagged('E', std::string("SERROR\0C42703\0Mcolumn \"nope\" does not exist\0\0", 48)));
+  const char fields[] = "SERROR\0C42703\0Mcolumn \"nope\" does not exist\0";
+  s.relay(tagged('E', std::string(fields, sizeof fields))); // with the terminating NUL
   s.relay_end(true);
   EXPECT_FALSE(s.next_event()) << "the Execute after the failed Describe is skipped";
   auto out = s.take_output();
