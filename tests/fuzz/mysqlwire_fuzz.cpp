@@ -78,10 +78,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         s.result_ends(-1);
         s.columns({});
       }
-      if (sql.size() % 5 == 0) // a failure ends a script early
+      if (sql.size() % 5 == 0) { // a failure ends a script early
         s.fail({1064, "42000", "syntax"});
-      else
-        s.complete(-1);
+      } else {
+        if (sql.size() % 7 == 0) { // what SHOW WARNINGS then tells, and the session's values
+          s.warnings({{"Warning", static_cast<uint32_t>(sql.size()), sql}});
+          s.found_rows(sql.size());
+          s.last_insert_id(sql.size());
+        }
+        s.complete(qf::mysqlwire::command_result{-1, 0, static_cast<uint16_t>(sql.size() % 3), sql});
+      }
     }
   }
   auto out = s.take_output();
