@@ -89,7 +89,7 @@ void query_registry::add(const std::string& id, caf::actor query,
 void query_registry::add(const std::string& id, std::function<void()> canceller,
                          std::function<void(const std::string& id)> statement_canceller,
                          std::shared_ptr<query_summary> summary,
-                         std::function<void()> closer) {
+                         std::function<void(std::function<void()>)> closer) {
   auto& s = shard_of(id);
   std::lock_guard guard{s.mtx};
   s.queries[id] = entry{nullptr, nullptr, std::move(summary), std::move(canceller),
@@ -126,14 +126,17 @@ bool query_registry::cancel(const std::string& id) const {
   return true;
 }
 
-bool query_registry::close(const std::string& id) const {
+bool query_registry::close(const std::string& id, std::function<void()> closed) const {
   auto e = entry_of(id);
   if (!e)
     return false;
-  if (e->closer)
-    e->closer();
-  else if (e->actor)
+  if (e->closer) {
+    e->closer(std::move(closed));
+    return true;
+  }
+  if (e->actor)
     caf::anon_send(e->actor, atom::cancel::value, true);
+  closed();
   return true;
 }
 

@@ -90,8 +90,9 @@ public:
     std::function<void()> canceller;
     /// A session's: cancels its statement `id` if that still runs.
     std::function<void(const std::string& id)> statement_canceller;
-    /// A session's: cancels its statement and closes its connection.
-    std::function<void()> closer;
+    /// A session's: cancels its statement and closes its connection, then
+    /// calls its argument (from the session's thread).
+    std::function<void(std::function<void()>)> closer;
     /// A Trino query's nextUri secret (statement_spec::slug).
     std::string slug;
   };
@@ -102,7 +103,8 @@ public:
   /// A session, whose summary shows its running statement.
   void add(const std::string& id, std::function<void()> canceller,
            std::function<void(const std::string& id)> statement_canceller,
-           std::shared_ptr<query_summary> summary, std::function<void()> closer = {});
+           std::shared_ptr<query_summary> summary,
+           std::function<void(std::function<void()>)> closer = {});
   void remove(const std::string& id);
   std::optional<caf::actor> find(const std::string& id) const;
   /// Whose the query or session is, as its summary says.
@@ -113,8 +115,10 @@ public:
   /// when there is no such entry.
   bool cancel(const std::string& id) const;
   /// Cancels the entry's query and closes its session (MySQL's KILL
-  /// CONNECTION); false when there is no such entry.
-  bool close(const std::string& id) const;
+  /// CONNECTION), then calls `closed` (once the session's connection is
+  /// closed, from its thread; at once for a query); false, and `closed`
+  /// never called, when there is no such entry.
+  bool close(const std::string& id, std::function<void()> closed) const;
   /// Cancels the statement `id` of the session whose summary shows it;
   /// false when no session runs it.
   bool cancel_statement(const std::string& id) const;

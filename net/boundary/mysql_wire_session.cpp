@@ -182,7 +182,7 @@ private:
   }
 
   bool busy() const {
-    return statement_ || fast_;
+    return statement_ || fast_ || waiting_for_kill_;
   }
 
   /// Hands the state machine's events over while no statement runs, sends
@@ -257,7 +257,7 @@ private:
     node_->wire_sessions->add(
       kill_key_, [weak] { cancel(weak, {}, false); },
       [weak](const std::string& id) { cancel(weak, id, false); }, books_->summary(),
-      [weak] { cancel(weak, {}, true); });
+      [weak](std::function<void()> closed) { cancel(weak, {}, true, std::move(closed)); });
     session_.accept();
     logged_in_ = true;
     timers_.logged_in();
@@ -265,13 +265,30 @@ private:
 
   void kill(const mysqlwire::kill_event& ev) {
     auto key = kill_key(ev.connection_id, user_);
-    bool found = ev.query_only ? node_->wire_sessions->cancel(key)
-                               : node_->wire_sessions->close(key);
-    if (!found) {
+    auto unknown = [&] {
       session_.fail({1094, "HY000", "Unknown thread id: " + std::to_string(ev.connection_id)});
-      return;
+    };
+    if (ev.query_only) {
+      if (!node_->wire_sessions->cancel(key))
+        return unknown();
+      return session_.complete(0);
     }
-    session_.complete(0);
+    // Answered once that connection is closed, as MariaDB's KILL returns
+    // with its victim killed: the victim's next statement cannot run.
+    waiting_for_kill_ = true;
+    auto answered = node_->wire_sessions->close(key, [weak = weak_from_this()] {
+      if (auto self = weak.lock())
+        self->conn_->loop().post([weak] {
+          if (auto s = weak.lock(); s && !s->closed_ && std::exchange(s->waiting_for_kill_, false)) {
+            s->session_.complete(0);
+            s->pump();
+          }
+        });
+    });
+    if (!answered) {
+      waiting_for_kill_ = false;
+      unknown();
+    }
   }
 
   // -- statements -------------------------------------------------------------
@@ -490,6 +507,7 @@ private:
   std::vector<mysqlwire::server_field> fields_; // on_fields()'s, for the columns next
   std::string prelude_once_;                     // the statement's query_event::prelude
   bool transaction_set_ = false;                 // it ran before the running statement
+  bool waiting_for_kill_ = false; // its KILL CONNECTION's victim is not closed yet
   bool counts_found_rows_ = false;               // the running statement's query_event's
   bool sets_last_insert_id_ = false;             // ... and this
 };

@@ -134,12 +134,25 @@ protected:
 
   /// Cancels the session's running statement from any thread (with an id,
   /// only while that fast-lane statement runs), and closes it when asked.
-  static void cancel(const std::weak_ptr<Derived>& weak, const std::string& id, bool close) {
+  /// `closed`, if given, is called once the connection is closed (KILL
+  /// CONNECTION answers then), or once there is none to close.
+  static void cancel(const std::weak_ptr<Derived>& weak, const std::string& id, bool close,
+                     std::function<void()> closed = {}) {
     auto self = weak.lock();
-    if (!self)
+    if (!self) {
+      if (closed)
+        closed();
       return;
-    self->conn_->loop().post([weak, id, close] {
+    }
+    self->conn_->loop().post([weak, id, close, closed = std::move(closed)] {
       auto session = weak.lock();
+      struct on_exit {
+        const std::function<void()>& f;
+        ~on_exit() {
+          if (f)
+            f();
+        }
+      } answer{closed};
       if (!session || session->closed_
           || (!id.empty() && !(session->fast_ && session->fast_->id == id)))
         return;
