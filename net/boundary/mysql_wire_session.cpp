@@ -450,6 +450,8 @@ private:
   static engines::engine_error previous_connection_gone_error() {
     return engines::engine_error(engines::error_kind::internal, "no previous connection", "HY000");
   }
+  static constexpr std::string_view letting_state_go
+    = "COM_RESET_CONNECTION (a pool's reset on release) or a new connection lets a client's go";
   static engines::engine_error pinned_out_error(const std::string& why) {
     return engines::engine_error(engines::error_kind::user, why, "08004", 1040); // ER_CON_COUNT_ERROR
   }

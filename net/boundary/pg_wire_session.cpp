@@ -469,6 +469,7 @@ private:
       "statement used: run both in one transaction, or use INSERT ... RETURNING",
       "55000"); // object_not_in_prerequisite_state, as lastval() before any nextval()
   }
+  static constexpr std::string_view letting_state_go = "DISCARD ALL lets a client's go";
   static engines::engine_error pinned_out_error(const std::string& why) {
     return engines::engine_error(engines::error_kind::user, why, "53300"); // too_many_connections
   }

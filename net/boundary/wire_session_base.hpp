@@ -425,7 +425,7 @@ protected:
         "cluster \"" + cluster.name + "\" keeps " + std::to_string(cluster.max_pinned)
         + " connections for clients' own session state already (maxPinnedSessions), and this "
           "statement would keep one more for this client (it creates a temporary table, SETs, "
-          "takes a session lock or PREPAREs); DISCARD ALL lets a client's go"));
+          "takes a session lock or PREPAREs); " + std::string{Derived::letting_state_go}));
     });
     return false;
   }
