@@ -20,6 +20,12 @@ const T = { timeout: 90000 };
 const GROUP = 'lane';
 const CLUSTER = 'pg';
 
+/// A pgjdbc program of jdbc/ run against the server on `port`.
+function pgjdbc(program, port) {
+  return spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', `jdbc/${program}.java`, String(port)],
+    { encoding: 'utf8', timeout: 120000 });
+}
+
 /// A gateway with one all-postgres group, its admin API on `base` and the
 /// PostgreSQL wire frontend on base + 1 (no Trino frontend: ports are few).
 /// `twins`: a second member on the same server, taking turns with the first.
@@ -1653,8 +1659,7 @@ test("a script in one Query runs in one transaction as on PostgreSQL: a failure 
 
 test('parameters keep the types and binary forms their clients gave them: pgjdbc typed, arrays and bytes; node-postgres Buffers; 40,000 parameters', T, async (t) => {
   const gw = await laneGateway(t, 24212, { poolSize: 2 });
-  const jdbc = (port) => spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcParameters.java',
-    String(port)], { encoding: 'utf8', timeout: 120000 });
+  const jdbc = (port) => pgjdbc('PgJdbcParameters', port);
   const expected = jdbc(new URL(PG_URL).port);
   assert.equal(expected.status, 0, expected.stderr);
   const got = jdbc(gw.pgPort);
@@ -1798,8 +1803,7 @@ test('the server describes a statement before it runs: pgjdbc\'s parameter and c
   const d = await direct();
   gw.defer(() => d.end());
   const reset = 'DROP TABLE IF EXISTS qf_describe; CREATE TABLE qf_describe (id serial PRIMARY KEY, n int, s text, at timestamptz)';
-  const jdbc = (port) => spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcDescribe.java',
-    String(port)], { encoding: 'utf8', timeout: 120000 });
+  const jdbc = (port) => pgjdbc('PgJdbcDescribe', port);
   await d.query(reset);
   const expected = jdbc(PG_PORT);
   assert.equal(expected.status, 0, expected.stderr);
@@ -1821,8 +1825,7 @@ test('the server describes a statement before it runs: pgjdbc\'s parameter and c
 
 test('a portal read in chunks with another statement between them fails at its next chunk rather than run again from its first row (pgjdbc\'s fetch size)', T, async (t) => {
   const gw = await laneGateway(t, 24230);
-  const jdbc = (port) => spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcFetchInterleaved.java',
-    String(port)], { encoding: 'utf8', timeout: 120000 });
+  const jdbc = (port) => pgjdbc('PgJdbcFetchInterleaved', port);
   const direct = jdbc(PG_PORT);
   assert.equal(direct.status, 0, direct.stderr);
   assert.equal(direct.stdout, 'read 1 2 3 4 5 6 7 8 9 10\nwritten 10\n');
@@ -1834,8 +1837,7 @@ test('a portal read in chunks with another statement between them fails at its n
 
 test('pgjdbc\'s read-only transaction is read-only: its BEGIN READ ONLY, sent in one batch with the first query, reaches the server', T, async (t) => {
   const gw = await laneGateway(t, 24232);
-  const jdbc = (port) => spawnSync('java', ['-cp', '/usr/share/java/postgresql.jar', 'jdbc/PgJdbcReadOnly.java',
-    String(port)], { encoding: 'utf8', timeout: 120000 });
+  const jdbc = (port) => pgjdbc('PgJdbcReadOnly', port);
   const direct = jdbc(PG_PORT);
   assert.equal(direct.status, 0, direct.stderr);
   assert.equal(direct.stdout, 'transaction_read_only on\nrefused 25006\n');

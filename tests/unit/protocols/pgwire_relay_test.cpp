@@ -25,6 +25,22 @@ std::string z(char status = 'I') {
   return message('Z', std::string(1, status));
 }
 
+/// Frontend messages, read back with the frontend's own decoder; none if
+/// one does not parse.
+std::vector<qf::pgwire::message> as_the_server_reads(std::string_view rest) {
+  std::vector<qf::pgwire::message> got;
+  while (!rest.empty()) {
+    qf::pgwire::frame f;
+    auto d = qf::pgwire::next_frame(rest, false, 1 << 20, f);
+    auto m = d.status == qf::pgwire::decode_status::ok ? qf::pgwire::parse_message(f) : std::nullopt;
+    if (!m)
+      return {};
+    got.push_back(*m);
+    rest.remove_prefix(d.consumed);
+  }
+  return got;
+}
+
 const std::string row = message('D', std::string("\0\1\0\0\0\1" "1", 7));
 const std::string done = message('C', std::string("SELECT 1\0", 9));
 
@@ -187,17 +203,7 @@ TEST(pgwire_relay, an_execute_goes_out_as_parse_bind_describe_execute_sync) {
   std::string out;
   qf::pgwire::extended_messages(out, "SELECT $1, $2", {std::string("a\0b", 3), std::nullopt},
                                 {25}, {1}, true);
-  std::vector<qf::pgwire::message> got;
-  std::string_view rest = out;
-  while (!rest.empty()) {
-    qf::pgwire::frame f;
-    auto d = qf::pgwire::next_frame(rest, false, 1 << 20, f);
-    ASSERT_EQ(d.status, qf::pgwire::decode_status::ok);
-    auto m = qf::pgwire::parse_message(f);
-    ASSERT_TRUE(m) << "tag " << f.tag;
-    got.push_back(*m);
-    rest.remove_prefix(d.consumed);
-  }
+  auto got = as_the_server_reads(out);
   ASSERT_EQ(got.size(), 5u);
   auto& p = std::get<qf::pgwire::parse>(got[0]);
   EXPECT_EQ(p.statement, "");
@@ -223,17 +229,7 @@ TEST(pgwire_relay, an_execute_goes_out_as_parse_bind_describe_execute_sync) {
 TEST(pgwire_relay, a_statement_is_described_by_the_server_without_running) {
   std::string out;
   qf::pgwire::describe_statement_messages(out, "INSERT INTO t VALUES ($1) RETURNING id", {0});
-  std::vector<qf::pgwire::message> got;
-  std::string_view rest = out;
-  while (!rest.empty()) {
-    qf::pgwire::frame f;
-    auto d = qf::pgwire::next_frame(rest, false, 1 << 20, f);
-    ASSERT_EQ(d.status, qf::pgwire::decode_status::ok);
-    auto m = qf::pgwire::parse_message(f);
-    ASSERT_TRUE(m) << "tag " << f.tag;
-    got.push_back(*m);
-    rest.remove_prefix(d.consumed);
-  }
+  auto got = as_the_server_reads(out);
   ASSERT_EQ(got.size(), 3u) << "Parse, Describe, Sync: no Bind, no Execute";
   EXPECT_EQ(std::get<qf::pgwire::parse>(got[0]).param_types, std::vector<uint32_t>{0});
   auto& d = std::get<qf::pgwire::describe>(got[1]);

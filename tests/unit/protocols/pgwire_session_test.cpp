@@ -72,14 +72,22 @@ session_options test_options() {
   return opts;
 }
 
-server_session started() {
-  server_session s{test_options()};
+server_session started(session_options opts = test_options()) {
+  server_session s{std::move(opts)};
   s.feed(startup_bytes("alice"));
   auto ev = s.next_event();
   EXPECT_TRUE(ev && std::holds_alternative<startup_event>(*ev));
   s.accept();
   s.take_output();
   return s;
+}
+
+/// The client's BEGIN, run: a block is open.
+void open_block(server_session& s) {
+  s.feed(query_message("BEGIN"));
+  ASSERT_TRUE(s.next_event());
+  s.complete(-1);
+  s.take_output();
 }
 
 row_batch one_row(std::string value) {
@@ -262,12 +270,7 @@ server_session started_with_scripts_in_one_transaction() {
   auto opts = test_options();
   opts.scripts_in_one_transaction = [](std::string_view) { return true; };
   opts.settings_on_server = [](std::string_view) { return true; }; // both: the engine is PostgreSQL
-  server_session s{opts};
-  s.feed(startup_bytes("alice"));
-  s.next_event();
-  s.accept();
-  s.take_output();
-  return s;
+  return started(std::move(opts));
 }
 
 /// The next event's SQL and its step; the driver answers without rows.
@@ -770,10 +773,7 @@ TEST(pgwire_session, close_or_a_new_bind_ends_a_suspended_portal) {
 
 TEST(pgwire_session, a_portal_closed_for_another_statement_fails_rather_than_running_again) {
   auto s = started();
-  s.feed(query_message("BEGIN"));
-  ASSERT_TRUE(s.next_event());
-  s.complete(-1);
-  s.take_output();
+  open_block(s);
   // pgjdbc's fetch size: C_1 read in chunks, an INSERT between them.
   s.feed(parse_msg("", "SELECT n FROM t") + bind_msg("C_1", "", {}) + execute_msg("C_1", 2) + sync_msg);
   ASSERT_TRUE(s.next_event());
@@ -865,10 +865,7 @@ TEST(pgwire_session, describe_statement_falls_back_to_no_data) {
   EXPECT_FALSE(s.next_event());
   EXPECT_EQ(tags(s.take_output()), "1tnZ");
   // Inside a block a failed probe would abort it on the backend: no probe.
-  s.feed(query_message("BEGIN"));
-  ASSERT_TRUE(s.next_event());
-  s.complete(-1);
-  s.take_output();
+  open_block(s);
   s.feed(parse_msg("q", "SELECT 1") + describe_msg('S', "q") + sync_msg);
   EXPECT_FALSE(s.next_event());
   EXPECT_EQ(tags(s.take_output()), "1tnZ");
@@ -879,12 +876,7 @@ namespace {
 server_session started_describing_on_server() {
   auto opts = test_options();
   opts.statements_described_on_server = [](std::string_view) { return true; };
-  server_session s{opts};
-  s.feed(startup_bytes("alice"));
-  s.next_event();
-  s.accept();
-  s.take_output();
-  return s;
+  return started(std::move(opts));
 }
 
 /// A ParameterDescription of these types, as a server sends it.
@@ -925,10 +917,7 @@ TEST(pgwire_session, the_server_describes_a_statement_and_its_parameter_types_ar
 
 TEST(pgwire_session, a_statement_the_server_cannot_describe_fails_to_sync_and_its_block) {
   auto s = started_describing_on_server();
-  s.feed(query_message("BEGIN"));
-  ASSERT_TRUE(s.next_event());
-  s.complete(-1);
-  s.take_output();
+  open_block(s);
   s.feed(parse_msg("bad", "SELECT nope") + describe_msg('S', "bad")
          + bind_msg("", "bad", {}) + execute_msg("") + sync_msg);
   auto ev = s.next_event();
