@@ -48,21 +48,13 @@ public:
   /// its session's settings already: no replay before its statement).
   template <class Prefers>
   std::shared_ptr<Connection> take(const io::event_loop& loop, Prefers prefers) {
-    auto now = io::round_clock::steady();
-    bool preferred = true;
-    for (;;) {
-      auto idle = take_last([&](const Connection& c) {
-        return &c.loop() == &loop && (!preferred || prefers(c));
-      });
-      if (!idle.conn && std::exchange(preferred, false))
-        continue; // none it prefers: any
-      if (!idle.conn)
-        return nullptr;
-      // The check costs a system call: under load a connection comes back
-      // microseconds after it went, with nothing to hear in between.
-      if (now - idle.since < quiet_check_after || idle.conn->quiet())
-        return std::move(idle.conn);
-    }
+    return take(loop, prefers, true);
+  }
+
+  /// Only an idle connection that `wanted` says is the one, or null.
+  template <class Wanted>
+  std::shared_ptr<Connection> take_only(const io::event_loop& loop, Wanted wanted) {
+    return take(loop, wanted, false);
   }
 
   static constexpr std::chrono::milliseconds quiet_check_after{100};
@@ -116,6 +108,26 @@ public:
   }
 
 private:
+  template <class Prefers>
+  std::shared_ptr<Connection> take(const io::event_loop& loop, Prefers prefers, bool or_any) {
+    auto now = io::round_clock::steady();
+    bool preferred = true;
+    for (;;) {
+      auto idle = take_last([&](const Connection& c) {
+        return &c.loop() == &loop && (!preferred || prefers(c));
+      });
+      if (!idle.conn && or_any && std::exchange(preferred, false))
+        continue; // none it prefers: any
+      if (!idle.conn)
+        return nullptr;
+      // The check costs a system call: under load a connection comes back
+      // microseconds after it went, with nothing to hear in between.
+      if (now - idle.since < quiet_check_after || idle.conn->quiet())
+        return std::move(idle.conn);
+    }
+  }
+
+
   struct idle_connection {
     std::shared_ptr<Connection> conn;
     std::chrono::steady_clock::time_point since;

@@ -431,9 +431,9 @@ void pg_async_connection::relay_extended(const std::string& sql, const parameter
     auto key = pgwire::statement_key(sql, param_types);
     auto use = statements_.prepare(out_, key);
     statement = {use.name, use.parse};
-    executing_ = key;
     if (use.parse)
-      parsing_ = std::move(key);
+      parsing_ = key;
+    executing_ = std::move(key);
   }
   pgwire::extended_messages(out_, sql, params, param_types, result_formats, describe,
                             statement);
@@ -624,8 +624,7 @@ void pg_async_connection::forget_failed_statement(const engine_error& e) {
     statements_.forget_all();
   else if (!parsing_.empty()) // its Parse failed
     statements_.failed(parsing_);
-  else if (!executing_.empty() && e.sqlstate() == "0A000"
-           && std::string_view{e.what()}.starts_with("cached plan must not change result type"))
+  else if (!executing_.empty() && e.sqlstate() == "0A000") // cached plan must not change result type
     statements_.failed(executing_); // parsed anew next time, as the client's driver does
   parsing_.clear();
   executing_.clear();

@@ -447,6 +447,9 @@ private:
   static bool reads_previous_statements_state(std::string_view) {
     return false;
   }
+  static bool may_leave_state_behind(std::string_view) {
+    return false;
+  }
   static engines::engine_error previous_connection_gone_error() {
     return engines::engine_error(engines::error_kind::internal, "no previous connection", "HY000");
   }

@@ -457,9 +457,21 @@ private:
     return engines::engine_error(engines::error_kind::internal, why, "08001");
   }
   /// lastval() and currval() read the sequences the server session
-  /// advanced: the client's statement before, where it ran.
+  /// advanced, where the client's statements advanced them; a statement
+  /// that advances them itself reads its own.
   static bool reads_previous_statements_state(std::string_view sql) {
-    return sql::calls_function(sql, {"lastval", "currval"});
+    auto kw = sql::leading_keyword(sql);
+    bool plain = kw == "SELECT" || kw == "WITH" || kw == "VALUES" || kw == "INSERT" || kw == "UPDATE"
+                 || kw == "DELETE";
+    return plain && sql::calls_function(sql, {"lastval", "currval"}, false)
+           && !sql::calls_function(sql, {"nextval", "setval"}, false);
+  }
+  /// What may advance a sequence: a write (a serial's default, a
+  /// trigger), or a function (nextval itself, or one that calls it).
+  static bool may_leave_state_behind(std::string_view sql) {
+    auto kw = sql::leading_keyword(sql);
+    return kw == "INSERT" || kw == "UPDATE" || kw == "DELETE" || kw == "MERGE" || kw == "COPY"
+           || kw == "CALL" || kw == "DO" || sql.find('(') != std::string_view::npos;
   }
   static engines::engine_error previous_connection_gone_error() {
     return engines::engine_error(

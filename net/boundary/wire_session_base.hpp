@@ -360,18 +360,16 @@ protected:
     });
   }
 
-  /// The connection this session's statement before ran on, if nobody's
-  /// ran there since; else the statement fails (Derived's
-  /// previous_connection_gone_error()).
+  /// The connection this session's last statement that may have left
+  /// state there ran on (Derived::may_leave_state_behind: PostgreSQL's
+  /// sequences advanced), if nobody else's ran there since; else the
+  /// statement fails (Derived's previous_connection_gone_error()).
   template <class Lane>
   void take_previous_backend(Lane& lane) {
     auto previous = previous_backend_.lock();
     auto is_it = [&](const Backend& c) { return &c == previous.get() && c.runs() == previous_runs_; };
-    auto idle = previous ? lane.take(conn_->loop(), is_it) : nullptr;
-    if (idle && is_it(*idle))
+    if (auto idle = previous ? lane.take_only(conn_->loop(), is_it) : nullptr)
       return self().start_backend(std::move(idle));
-    if (idle)
-      lane.give_back(std::move(idle));
     conn_->loop().post([weak = weak_self()] {
       auto self = weak.lock();
       if (self && !self->closed_ && self->fast_)
@@ -444,7 +442,9 @@ protected:
       backend_->hold_private_state(std::move(fast_->pin));
       state_resets_ = self().session_.session_resets();
     }
-    if (backend_) { // for a statement after it that reads what it left there
+    // For a statement after it that reads what it left there: the
+    // session's own statements there keep the connection its.
+    if (backend_ && (previous_backend_.lock() == backend_ || Derived::may_leave_state_behind(fast_->sql))) {
       previous_backend_ = backend_;
       previous_runs_ = backend_->runs();
     }
@@ -636,8 +636,9 @@ protected:
   uint64_t state_resets_ = 0; // the client's resets when it last left state on a connection
   engines::parameters params_;
   std::shared_ptr<Backend> backend_;
-  // Where the session's last fast statement ran, and how many statements
-  // had run there then (take_previous_backend).
+  // Where the session's last fast statement that may have left state
+  // behind ran, and how many statements had run there then
+  // (take_previous_backend).
   std::weak_ptr<Backend> previous_backend_;
   uint64_t previous_runs_ = 0;
   std::optional<fast_block<Backend>> block_;

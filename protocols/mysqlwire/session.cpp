@@ -96,16 +96,28 @@ std::string variable_value(std::string_view name, const std::string& server_vers
 /// A value as written, without its comments (`0 /* off */`) and spaces.
 std::string value_text(std::string_view raw) {
   std::string out;
+  char quote = 0;
   for (size_t i = 0; i < raw.size(); ++i) {
-    if (raw.substr(i, 2) == "/*") {
+    char c = raw[i];
+    if (quote) {
+      out += c;
+      if (c == '\\' && quote != '`' && i + 1 < raw.size())
+        out += raw[++i];
+      else if (c == quote)
+        quote = 0;
+    } else if (c == '\'' || c == '"' || c == '`') {
+      quote = c;
+      out += c;
+    } else if (raw.substr(i, 2) == "/*") {
       auto end = raw.find("*/", i + 2);
       if (end == std::string_view::npos)
         break;
       i = end + 1;
-    } else if (raw[i] == '#' || raw.substr(i, 3) == "-- ") {
+      out += ' '; // KILL QUERY/**/5 is KILL QUERY 5
+    } else if (c == '#' || raw.substr(i, 3) == "-- ") {
       break;
     } else {
-      out += raw[i];
+      out += c;
     }
   }
   return std::string{trim(out)};
@@ -462,9 +474,11 @@ void server_session::start(std::string sql,
   current_sql_ = sql;
   auto keyword = sql::leading_keyword(sql);
   using_ = keyword == "USE" ? sql::mysql_used_database(sql) : std::nullopt;
-  // A SELECT of no table (of variables, say) opens none: MariaDB's
-  // transaction starts at the first statement that reads or writes one.
-  bool reads_tables = keyword != "SELECT" || sql::contains_ignoring_case(sql, "from");
+  // A SELECT or SET of no table and no function (of variables, say)
+  // opens none: MariaDB's transaction starts at the first statement that
+  // reads or writes one.
+  bool reads_tables = (keyword != "SELECT" && keyword != "SET") || sql.find('(') != std::string::npos
+                      || sql::contains_ignoring_case(sql, "from");
   if (!autocommit_ && !block_open_ && reads_tables
       && sql::transaction_effect_of(sql, keyword) == sql::transaction_effect::none) {
     // The statement opens a block implicitly, as on MySQL: the backend
@@ -502,13 +516,21 @@ void server_session::end_block_with(std::string sql) {
 /// statements go; the user and the database stay. Pools send it when a
 /// connection goes back (mysql2's resetOnRelease, Connector/J's
 /// useResetConnection).
-void server_session::reset_connection() {
+/// What a reset and a change of user forget: the session's values, its
+/// prepared statements; autocommit is on again.
+void server_session::start_afresh() {
   ++resets_;
   last_insert_id_ = 0;
+  found_rows_ = 0;
+  diagnostics_.clear(); // the last statement's error may tell another user's data
   next_transaction_.clear();
   prepared_.clear();
   prepared_bytes_ = 0;
   autocommit_ = true;
+}
+
+void server_session::reset_connection() {
+  start_afresh();
   if (block_open_)
     end_block_with("ROLLBACK");
   else
@@ -525,11 +547,7 @@ void server_session::change_user(com_change_user c) {
     state_ = state::closing;
     return;
   }
-  ++resets_;
-  last_insert_id_ = 0;
-  prepared_.clear();
-  prepared_bytes_ = 0;
-  autocommit_ = true;
+  start_afresh();
   changing_user_ = true;
   user_ = std::move(c.user);
   database_ = std::move(c.database);
@@ -655,8 +673,14 @@ bool server_session::answer_locally(const std::string& sql) {
         set_autocommit(*autocommit);
         return true;
       }
-      start(std::move(rest), {}, false); // no block opened for it: it is the SET
+      if (*autocommit && !autocommit_ && block_open_) { // MySQL would commit first
+        send(err_packet(1235, "42000", "SET autocommit = 1 together with other assignments "
+                                       "inside a transaction is not supported here: COMMIT "
+                                       "first, or set autocommit on its own"));
+        return true;
+      }
       autocommit_ = *autocommit;
+      start(std::move(rest), {}, false); // a SET opens no block (start)
       return true;
     }
     return false;

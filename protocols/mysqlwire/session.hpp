@@ -187,6 +187,7 @@ private:
   void handle_login(const packet& p);
   void handle_command(const packet& p);
   bool answer_locally(const std::string& sql);
+  void start_afresh();
   void send(std::string_view payload);
   void send_columns(const std::vector<column>& cols);
   template <class Definition>

@@ -261,10 +261,11 @@ void server_session::process() {
     }
     if (f.tag == 'F') { // a well-formed message we do not serve: the client hears, and goes on
       in_.erase(0, r.consumed);
-      if (!skip_to_sync_)
-        extended_error(error("0A000", "the fast-path function call interface is not supported "
-                                      "through QueryFlux: call the function in SQL "
-                                      "(SELECT lo_open(...), say)"));
+      if (skip_to_sync_)
+        continue; // ignored up to the Sync, as PostgreSQL ignores it
+      extended_error(error("0A000", "the fast-path function call interface is not supported "
+                                    "through QueryFlux: call the function in SQL "
+                                    "(SELECT lo_open(...), say)"));
       skip_to_sync_ = false; // a FunctionCall is answered with its own ReadyForQuery
       send_ready();
       continue;
@@ -616,8 +617,12 @@ void server_session::handle_execute(const std::string& portal_name,
                                     + "\" does not exist"));
     return;
   }
-  if (suspended_ && suspended_->portal == portal_name && !describe_first) {
-    resume(max_rows);
+  if (suspended_ && suspended_->portal == portal_name) {
+    if (!describe_first)
+      return resume(max_rows);
+    // Its columns are known: described without touching the run, which
+    // the Execute after it resumes.
+    row_description(out_, current_columns_, p->second.result_formats);
     return;
   }
   if (suspended_)

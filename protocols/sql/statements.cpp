@@ -281,11 +281,12 @@ bool calls_session_function(std::string_view s) {
 
 /// INTO, then (past spaces and comments) a user variable: SELECT ... INTO @v.
 bool into_user_variable(std::string_view s) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   for (size_t at = 0; at + 4 < s.size(); ++at) {
-    if (!contains_ignoring_case(s.substr(at, 4), "into"))
+    if ((at > 0 && ident(s[at - 1])) || !contains_ignoring_case(s.substr(at, 4), "into"))
       continue;
     auto rest = skip_noise(s, at + 4);
-    if (rest > at + 4 && rest < s.size() && s[rest] == '@')
+    if (rest < s.size() && s[rest] == '@')
       return true;
   }
   return false;
@@ -318,14 +319,41 @@ bool has_word(std::string_view s, std::string_view word) {
   return false;
 }
 
+/// A PL/pgSQL statement that starts with SET or RESET (after `;`, BEGIN,
+/// THEN, ELSE or LOOP), or dynamic SQL that does ('SET ...', format('SET
+/// ...')); not UPDATE's SET, which follows a table's name.
+bool sets_in_a_block(std::string_view s) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::string_view word : {"set", "reset"}) {
+    for (size_t i = 0; i + word.size() <= s.size(); ++i) {
+      if (!contains_ignoring_case(s.substr(i, word.size()), word) || (i > 0 && ident(s[i - 1]))
+          || (i + word.size() < s.size() && ident(s[i + word.size()])))
+        continue;
+      size_t before = i;
+      while (before > 0 && is_space(s[before - 1]))
+        --before;
+      if (before == 0 || s[before - 1] == ';' || s[before - 1] == '\'' || s[before - 1] == '$')
+        return true;
+      size_t word_start = before;
+      while (word_start > 0 && ident(s[word_start - 1]))
+        --word_start;
+      auto previous = s.substr(word_start, before - word_start);
+      for (std::string_view opener : {"begin", "then", "else", "loop"})
+        if (previous.size() == opener.size() && contains_ignoring_case(previous, opener))
+          return true;
+    }
+  }
+  return false;
+}
+
 bool statement_leaves_state(std::string_view statement) {
   auto words = leading_keywords(statement, 5);
   auto starts = [&](std::string_view w) { return words.rfind(w, 0) == 0; };
   // A DO block's SET (or EXECUTE 'set ...') and temporary tables are its
-  // session's as anyone's; an UPDATE ... SET in one keeps a connection
-  // needlessly, which is safe.
+  // session's as anyone's.
   if (words == "DO" || starts("DO "))
-    return has_word(statement, "set") || contains_ignoring_case(statement, "temp");
+    return sets_in_a_block(statement) || has_word(statement, "temp")
+           || has_word(statement, "temporary");
   if (starts("CREATE ") && contains_ignoring_case(statement, "pg_temp"))
     return true; // CREATE TABLE pg_temp.t: temporary without the word
   if (starts("CREATE ")) { // [OR REPLACE] [GLOBAL|LOCAL] TEMP[ORARY]
@@ -347,9 +375,23 @@ bool statement_leaves_state(std::string_view statement) {
 
 } // namespace
 
-bool calls_function(std::string_view s, std::initializer_list<std::string_view> names) {
-  for (size_t open = s.find('('); open != std::string_view::npos; open = s.find('(', open + 1)) {
-    size_t end = open;
+bool calls_function(std::string_view s, std::initializer_list<std::string_view> names,
+                    bool in_strings) {
+  if (s.find('(') == std::string_view::npos) // most statements: one look
+    return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '\'' && !in_strings) {
+      i = skip_quoted(s, i, c) - 1;
+      continue;
+    }
+    if (s.substr(i, 2) == "--" || s.substr(i, 2) == "/*") {
+      i = skip_noise(s, i) - 1;
+      continue;
+    }
+    if (c != '(')
+      continue;
+    size_t end = i;
     while (end > 0 && is_space(s[end - 1]))
       --end;
     size_t start = end;

@@ -23,8 +23,10 @@ void split_statements(std::string_view script, std::vector<std::string_view>& ou
 void split_mysql_statements(std::string_view script, std::vector<std::string_view>& out);
 
 /// Whether `s` calls one of the functions `names` (lowercase; any case,
-/// quoted or not, with or without a schema).
-bool calls_function(std::string_view s, std::initializer_list<std::string_view> names);
+/// quoted or not, with or without a schema). `in_strings`: also inside
+/// string literals (dynamic SQL); never inside comments.
+bool calls_function(std::string_view s, std::initializer_list<std::string_view> names,
+                    bool in_strings = true);
 
 /// Whether `s` holds `word` (lowercase) in any case.
 bool contains_ignoring_case(std::string_view s, std::string_view word);

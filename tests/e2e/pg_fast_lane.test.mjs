@@ -1867,7 +1867,7 @@ test('a kept server statement whose plan no longer fits its table (ALTER TABLE) 
   assert.deepEqual(r.rows, [{ a: 1, b: 'bb' }]);
 });
 
-test("lastval() and currval() read the client's own sequences: on the connection its last statement used, or an error (55000), never another client's", T, async (t) => {
+test("lastval() and currval() read the client's own sequences: where its statements last advanced one, or an error (55000), never another client's", T, async (t) => {
   const gw = await laneGateway(t, 24236, { poolSize: 3, maxRunningQueries: 8 });
   const d = await direct();
   gw.defer(() => d.end());
@@ -1889,6 +1889,8 @@ test("lastval() and currval() read the client's own sequences: on the connection
   await Promise.all(clients.map(async (c, who) => {
     for (let i = 0; i < 20; i++) {
       const { rows: [{ id }] } = await c.query('INSERT INTO qf_ids (who) VALUES ($1) RETURNING id', [who + 1]);
+      if (i % 2) // a statement between, on whichever connection: it moves nothing
+        await c.query('SELECT 1');
       try {
         const { rows: [{ last }] } = await c.query('SELECT lastval() AS last');
         assert.equal(Number(last), id, `client ${who} read another client's lastval()`);
@@ -1901,6 +1903,12 @@ test("lastval() and currval() read the client's own sequences: on the connection
   }));
   assert.equal(right + refused, 160);
   assert.ok(right > 0, 'some read their own');
+  // One that advanced none has none, as on PostgreSQL.
+  const fresh = await connected(gw);
+  gw.defer(() => fresh.end());
+  await fresh.query('SELECT 1');
+  await assert.rejects(fresh.query('SELECT lastval()'), (e) => e.code === '55000');
+  assert.equal(Number((await fresh.query("SELECT nextval('qf_ids_id_seq') = currval('qf_ids_id_seq') AS same")).rows[0].same), 1);
   // In one transaction it always works.
   await clients[0].query('BEGIN');
   const { rows: [{ id }] } = await clients[0].query('INSERT INTO qf_ids (who) VALUES (9) RETURNING id');

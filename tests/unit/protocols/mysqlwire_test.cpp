@@ -1199,3 +1199,50 @@ TEST(mysqlwire_session, autocommit_is_the_gateways_however_it_is_spelled_and_wha
     s.take_output();
   }
 }
+
+TEST(mysqlwire_session, set_or_select_of_no_table_opens_no_block_and_quotes_are_kept_whole) {
+  session_options opts{7, std::string(20, 's')};
+  opts.settings_on_server = [](std::string_view) { return true; };
+  auto s = logged_in(opts);
+  s.feed(command_packet("\x03SET autocommit = 0"));
+  s.take_output();
+  // Turned on with the rest: no BEGIN for the SET.
+  s.feed(command_packet("\x03SET autocommit = 1, sql_mode = ''"));
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<query_event>(*ev).sql, "SET sql_mode = ''");
+  s.complete(0);
+  EXPECT_EQ(ok_status(packets_of(s.take_output()).at(0)), autocommit);
+  // Off again: a function may write, so its SELECT opens the block.
+  s.feed(command_packet("\x03SET autocommit = 0"));
+  s.take_output();
+  s.feed(command_packet("\x03SELECT add_order(5)"));
+  EXPECT_EQ(std::get<query_event>(*s.next_event()).sql, "BEGIN");
+  s.complete(0);
+  EXPECT_EQ(std::get<query_event>(*s.next_event()).sql, "SELECT add_order(5)");
+  s.complete(0);
+  s.take_output();
+  // In the open block, autocommit on with more: refused, nothing runs.
+  s.feed(command_packet("\x03SET autocommit = 1, sql_mode = ''"));
+  EXPECT_FALSE(s.next_event());
+  EXPECT_EQ(packets_of(s.take_output()).at(0).payload.substr(0, 3), std::string("\xff\xd3\x04", 3)); // 1235
+  s.feed(command_packet("\x03SELECT @@autocommit, 'a#b' AS x"));
+  EXPECT_EQ(std::get<query_event>(*s.next_event()).sql, "SELECT 0 AS `@@autocommit`, 'a#b' AS x");
+  s.complete(0);
+  s.take_output();
+  s.feed(command_packet("\x03KILL QUERY/**/5"));
+  EXPECT_EQ(std::get<kill_event>(*s.next_event()).connection_id, 5u);
+  s.complete(0);
+  s.take_output();
+  // A reset forgets the last statement's error.
+  s.feed(command_packet("\x03SELECT nope FROM t"));
+  s.next_event();
+  s.fail({1054, "42S22", "Unknown column 'nope'"});
+  s.take_output();
+  s.feed(command_packet("\x1f")); // COM_RESET_CONNECTION: the block rolls back
+  s.next_event();
+  s.complete(0);
+  s.take_output();
+  s.feed(command_packet("\x03SHOW ERRORS"));
+  EXPECT_EQ(packets_of(s.take_output()).size(), 6u) << "no rows: the count, 3 columns, 2 EOFs";
+}

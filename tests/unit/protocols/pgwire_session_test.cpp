@@ -795,6 +795,22 @@ TEST(pgwire_session, a_portal_closed_for_another_statement_fails_rather_than_run
   EXPECT_NE(out.find("was closed when another statement ran"), std::string::npos);
 }
 
+TEST(pgwire_session, a_suspended_portal_is_described_without_touching_its_run) {
+  auto s = started();
+  open_block(s);
+  s.feed(parse_msg("", "SELECT n FROM t") + bind_msg("C_1", "", {}) + execute_msg("C_1", 2) + sync_msg);
+  ASSERT_TRUE(s.next_event());
+  s.columns({{"n", {type_id::integer}}});
+  s.rows(numbers(1, 3));
+  s.suspend();
+  s.take_output();
+  s.feed(describe_msg('P', "C_1") + execute_msg("C_1", 2) + sync_msg);
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out).substr(0, 2), "TD") << "its columns, then the row held back";
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev && std::holds_alternative<resume_event>(*ev)) << "the same run reads on";
+}
+
 TEST(pgwire_session, named_statements_are_reused_and_binary_params_read) {
   auto s = started();
   s.feed(parse_msg("q", "SELECT $1 + 1 AS y", {23}) + sync_msg);
@@ -973,6 +989,18 @@ TEST(pgwire_session, a_function_call_is_refused_and_the_connection_goes_on) {
   EXPECT_TRUE(s.next_event());
 }
 
+TEST(pgwire_session, a_function_call_after_an_error_waits_for_the_sync_as_all_else) {
+  auto s = started();
+  std::string call;
+  byte_writer::put_be_u32(call, 952);
+  byte_writer::put_be_u16(call, 0);
+  byte_writer::put_be_u16(call, 0);
+  byte_writer::put_be_u16(call, 0);
+  s.feed(bind_msg("", "missing", {}) + tagged('F', call) + sync_msg);
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "EZ") << "one error, one ReadyForQuery";
+}
+
 TEST(pgwire_session, garbage_is_a_fatal_protocol_violation) {
   auto s = started();
   s.feed(std::string("\x01\x00\x00\x00\x02", 5));
@@ -1021,7 +1049,9 @@ TEST(sql_statements, statements_that_leave_session_state_are_told_apart) {
                    "FLUSH TABLES t FOR EXPORT", "BACKUP LOCK t",
                    "do $$ begin set search_path = a, public; end $$",
                    "DO $$BEGIN EXECUTE format('SET %s = %L', 'statement_timeout', '1s'); END$$",
-                   "DO $$ BEGIN EXECUTE 'CREATE TEMP TABLE t (x int)'; END $$"})
+                   "DO $$ BEGIN EXECUTE 'CREATE TEMP TABLE t (x int)'; END $$",
+                   "DO $$ BEGIN IF true THEN SET work_mem = '8MB'; END IF; END $$",
+                   "DO $$ BEGIN UPDATE t SET x = 1; RESET work_mem; END $$", "SELECT 1 INTO@v"})
     EXPECT_TRUE(sql::leaves_session_state(yes)) << yes;
   for (auto no : {"CREATE TABLE temperatures (x int)", "SELECT 'create temp table' AS t",
                   "-- create temp table t\nSELECT 1", "SELECT pg_advisory_xact_lock(1)",
@@ -1031,7 +1061,8 @@ TEST(sql_statements, statements_that_leave_session_state_are_told_apart) {
                   "SET NAMES utf8mb4", "SELECT @@version", "SELECT user FROM t",
                   "SELECT my_set_config('a')", "SELECT current_setting('work_mem')", "SELECT \"x\"(1)",
                   "SELECT a INTO b FROM t WHERE c = @v", "CALL p(1)", "FLUSH TABLES", "FLUSH PRIVILEGES",
-                  "DO $$ BEGIN PERFORM pg_sleep(0); END $$", "DO $$ BEGIN INSERT INTO offsets VALUES (1); END $$"})
+                  "DO $$ BEGIN PERFORM pg_sleep(0); END $$", "DO $$ BEGIN INSERT INTO offsets VALUES (1); END $$",
+                  "DO $$ BEGIN UPDATE t SET x = 1; END $$", "DO $$ BEGIN RAISE NOTICE 'attempt'; END $$"})
     EXPECT_FALSE(sql::leaves_session_state(no)) << no;
 }
 
