@@ -3,7 +3,6 @@
 // one client's own state lives there, and whose settings it has.
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -40,18 +39,17 @@ public:
     setting_reported_ = false;
   }
 
-  /// How many statements ran here: one that ran since a client's last
-  /// shows that another client's may have (wire_session_base's
-  /// follows_previous statements).
-  uint64_t runs() const {
-    return runs_;
+  /// Whose statement last left state of the session's own here that its
+  /// later statements may read (PostgreSQL's sequences, for lastval()):
+  /// an opaque identity, compared only (wire_session_base).
+  const void* state_left_by() const {
+    return state_left_by_;
+  }
+  void state_left_by(const void* client) {
+    state_left_by_ = client;
   }
 
 protected:
-  void count_run() {
-    ++runs_;
-  }
-
   /// Nobody else's statement may run here (for poolable()).
   bool held_by_a_client() const {
     return private_state_ || setting_reported_;
@@ -63,7 +61,7 @@ protected:
   bool setting_reported_ = false;
 
 private:
-  uint64_t runs_ = 0;
+  const void* state_left_by_ = nullptr;
   std::shared_ptr<void> pin_;
   Settings settings_;
 };

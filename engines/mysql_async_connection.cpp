@@ -159,7 +159,6 @@ void mysql_async_connection::connect_step(int ready) {
 void mysql_async_connection::run(const std::string& sql, const parameters& params,
                                  std::shared_ptr<mysql_async_listener> to,
                                  const std::vector<sql::literal_kind>& kinds) {
-  count_run();
   to_ = std::move(to);
   paused_ = false;
   in_run_ = true;

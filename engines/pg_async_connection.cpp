@@ -239,7 +239,6 @@ std::vector<Oid> typed(const std::vector<uint32_t>& types, size_t values) {
 void pg_async_connection::run(const std::string& sql, const parameters& params,
                               std::shared_ptr<pg_async_listener> to,
                               const std::vector<uint32_t>& param_types) {
-  count_run();
   to_ = std::move(to);
   columns_.clear();
   notices_.clear(); // an ended run's, never passed on: not this one's
@@ -451,7 +450,6 @@ void pg_async_connection::relay_describe(const std::string& sql,
 }
 
 void pg_async_connection::begin_relay(std::shared_ptr<pg_async_listener> to) {
-  count_run();
   to_ = std::move(to);
   running_ = relaying_ = true;
   paused_ = false;

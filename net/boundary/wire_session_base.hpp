@@ -362,12 +362,13 @@ protected:
 
   /// The connection this session's last statement that may have left
   /// state there ran on (Derived::may_leave_state_behind: PostgreSQL's
-  /// sequences advanced), if nobody else's ran there since; else the
-  /// statement fails (Derived's previous_connection_gone_error()).
+  /// sequences advanced), if no other client's statement that may have
+  /// left its own ran there since; else the statement fails (Derived's
+  /// previous_connection_gone_error()).
   template <class Lane>
   void take_previous_backend(Lane& lane) {
     auto previous = previous_backend_.lock();
-    auto is_it = [&](const Backend& c) { return &c == previous.get() && c.runs() == previous_runs_; };
+    auto is_it = [&](const Backend& c) { return &c == previous.get() && c.state_left_by() == this; };
     if (auto idle = previous ? lane.take_only(conn_->loop(), is_it) : nullptr)
       return self().start_backend(std::move(idle));
     conn_->loop().post([weak = weak_self()] {
@@ -442,11 +443,11 @@ protected:
       backend_->hold_private_state(std::move(fast_->pin));
       state_resets_ = self().session_.session_resets();
     }
-    // For a statement after it that reads what it left there: the
-    // session's own statements there keep the connection its.
-    if (backend_ && (previous_backend_.lock() == backend_ || Derived::may_leave_state_behind(fast_->sql))) {
+    // For a statement after it that reads what it left there, unless
+    // another client's leaves its own there first.
+    if (backend_ && Derived::may_leave_state_behind(fast_->sql)) {
+      backend_->state_left_by(this);
       previous_backend_ = backend_;
-      previous_runs_ = backend_->runs();
     }
     if (backend_ && fast_->tracks && status == "Success") {
       auto server = backend_->settings(); // what the replay gave it, if one ran
@@ -637,10 +638,8 @@ protected:
   engines::parameters params_;
   std::shared_ptr<Backend> backend_;
   // Where the session's last fast statement that may have left state
-  // behind ran, and how many statements had run there then
-  // (take_previous_backend).
+  // behind ran (take_previous_backend).
   std::weak_ptr<Backend> previous_backend_;
-  uint64_t previous_runs_ = 0;
   std::optional<fast_block<Backend>> block_;
   bool block_lost_ = false; // its connection failed: the client goes too
 
