@@ -771,16 +771,25 @@ TEST(pgwire_session, close_or_a_new_bind_ends_a_suspended_portal) {
   ASSERT_TRUE(ev && std::holds_alternative<run_event>(*ev));
 }
 
-TEST(pgwire_session, a_portal_closed_for_another_statement_fails_rather_than_running_again) {
-  auto s = started();
+namespace {
+
+/// In a block, portal `name` of `SELECT n FROM t` executed with a limit
+/// of 2 of its 3 rows: suspended.
+void suspend_in_a_block(server_session& s, const std::string& name) {
   open_block(s);
-  // pgjdbc's fetch size: C_1 read in chunks, an INSERT between them.
-  s.feed(parse_msg("", "SELECT n FROM t") + bind_msg("C_1", "", {}) + execute_msg("C_1", 2) + sync_msg);
+  s.feed(parse_msg("", "SELECT n FROM t") + bind_msg(name, "", {}) + execute_msg(name, 2) + sync_msg);
   ASSERT_TRUE(s.next_event());
   s.columns({{"n", {type_id::integer}}});
   s.rows(numbers(1, 3));
   s.suspend();
   s.take_output();
+}
+
+} // namespace
+
+TEST(pgwire_session, a_portal_closed_for_another_statement_fails_rather_than_running_again) {
+  auto s = started();
+  suspend_in_a_block(s, "C_1"); // pgjdbc's fetch size: C_1 read in chunks, an INSERT between them
   s.feed(parse_msg("", "INSERT INTO u VALUES (1)") + bind_msg("", "", {}) + execute_msg("") + sync_msg);
   auto ev = s.next_event();
   ASSERT_TRUE(ev && std::holds_alternative<close_run_event>(*ev));
@@ -797,13 +806,7 @@ TEST(pgwire_session, a_portal_closed_for_another_statement_fails_rather_than_run
 
 TEST(pgwire_session, a_suspended_portal_is_described_without_touching_its_run) {
   auto s = started();
-  open_block(s);
-  s.feed(parse_msg("", "SELECT n FROM t") + bind_msg("C_1", "", {}) + execute_msg("C_1", 2) + sync_msg);
-  ASSERT_TRUE(s.next_event());
-  s.columns({{"n", {type_id::integer}}});
-  s.rows(numbers(1, 3));
-  s.suspend();
-  s.take_output();
+  suspend_in_a_block(s, "C_1");
   s.feed(describe_msg('P', "C_1") + execute_msg("C_1", 2) + sync_msg);
   auto out = s.take_output();
   EXPECT_EQ(tags(out).substr(0, 2), "TD") << "its columns, then the row held back";
