@@ -206,6 +206,7 @@ void server_session::after_statement(bool ok) {
     case transaction_step::end:
       transaction_ = transaction::idle; // committed or rolled back
       implicit_open_ = false;           // also a script's, by its COMMIT
+      drop_parked();
       break;
     case transaction_step::none:
       break;
@@ -625,12 +626,22 @@ void server_session::handle_execute(const std::string& portal_name,
     row_description(out_, current_columns_, p->second.result_formats);
     return;
   }
+  if (suspended_ && park_suspended([this, portal_name, describe_first, max_rows] {
+        handle_execute(portal_name, describe_first, max_rows);
+      }))
+    return; // this Execute is handled once that run is parked
   if (suspended_)
     abandon_suspended();
   if (p->second.lost)
     return extended_error(error("0A000", "portal \"" + portal_name + "\" was closed when another "
-                                         "statement ran: the gateway keeps one portal open per "
-                                         "connection, read it to its end first"));
+                                         "statement ran, and it had more rows than the gateway "
+                                         "keeps: read it to its end first"));
+  if (p->second.parked) {
+    if (describe_first) // its columns are known; the Execute after it takes it back
+      return row_description(out_, p->second.parked->columns, p->second.result_formats);
+    unpark(p->second, portal_name);
+    return resume(max_rows);
+  }
   if (p->second.ran && !describe_first)
     return execute_finished(portal_name, p->second.sql);
   bool execute_too = !describe_first;
@@ -781,6 +792,98 @@ void server_session::abandon_suspended() {
   close_suspended();
 }
 
+namespace {
+
+/// What one connection may keep of portals read to their end to let
+/// another statement run (park_suspended).
+constexpr size_t max_parked_bytes = 64 * 1024 * 1024;
+
+size_t bytes_of(const row_batch& rows) {
+  size_t n = 0;
+  for (const auto& c : rows.cells)
+    n += sizeof(c) + (c ? c->size() : 0);
+  return n;
+}
+
+} // namespace
+
+/// Another statement comes while a portal's run is suspended inside a
+/// block, where PostgreSQL keeps the portal: the run is read to its end
+/// and its rows kept with the portal (parked), so that its next Execute
+/// goes on where it stopped (pgjdbc reading with a fetch size and writing
+/// between chunks). `then` handles what came, once the run is parked.
+/// False where the portal would not survive (outside a block, the unnamed
+/// one): it is abandoned.
+bool server_session::park_suspended(std::function<void()> then) {
+  if (transaction_ == transaction::idle || suspended_->portal.empty()
+      || !portals_.count(suspended_->portal))
+    return false;
+  parking_ = suspended_->portal;
+  after_parking_ = std::move(then);
+  parking_bytes_ = bytes_of(held_);
+  for (const auto& [name, p] : portals_)
+    if (p.parked)
+      parking_bytes_ += bytes_of(p.parked->rows);
+  park_overflow_ = parking_bytes_ > max_parked_bytes;
+  auto run = std::move(*suspended_);
+  suspended_.reset();
+  if (run.finished || run.error) { // its rows are all here already
+    parked(run.finished, run.error);
+    return true;
+  }
+  state_ = state::running;
+  extended_ = true;
+  send_description_ = false;
+  send_rows_ = true;
+  awaiting_execute_ = false;
+  row_limit_ = 0;
+  rows_sent_ = 0;
+  events_.push_back(resume_event{});
+  return true;
+}
+
+/// The parked run ended: its rows stay with its portal (or, past the
+/// bound, the portal is lost), and what came meanwhile is handled.
+void server_session::parked(std::optional<int64_t> finished, std::optional<error_fields> error) {
+  auto name = std::move(*parking_);
+  parking_.reset();
+  if (auto p = portals_.find(name); p != portals_.end()) {
+    if (park_overflow_) {
+      p->second.lost = true;
+    } else {
+      p->second.parked = std::make_shared<parked_run>(
+        parked_run{{name, finished, error}, std::move(held_), held_from_, current_columns_});
+    }
+  }
+  if (error) // the server's block is aborted, as by any error in it
+    transaction_ = transaction::failed;
+  held_ = {};
+  held_from_ = 0;
+  park_overflow_ = false;
+  extended_ = false;
+  state_ = state::idle;
+  std::exchange(after_parking_, nullptr)();
+  process();
+}
+
+/// A parked portal's next Execute: its run is the suspended one again.
+void server_session::unpark(portal& p, const std::string& name) {
+  auto run = std::move(p.parked);
+  suspended_ = std::move(run->run);
+  held_ = std::move(run->rows);
+  held_from_ = run->from;
+  set_current(p.sql);
+  current_columns_ = std::move(run->columns);
+  running_portal_ = name;
+  dml_count_.reset();
+}
+
+/// The block ended: PostgreSQL drops its portals, and their kept rows go.
+void server_session::drop_parked() {
+  for (auto& [name, p] : portals_)
+    p.parked.reset();
+}
+
 void server_session::finish_extended() {
   extended_ = false;
   awaiting_execute_ = false;
@@ -885,6 +988,8 @@ void server_session::reject(const error_fields& e) {
 }
 
 void server_session::handle_query(std::string sql) {
+  if (suspended_ && park_suspended([this, sql] { handle_query(sql); }))
+    return; // this Query runs once that run is parked
   if (suspended_)
     abandon_suspended();
   // Nothing of an Execute's stays: the limit of a portal closed early
@@ -1200,6 +1305,15 @@ bool server_session::columns(const std::vector<column>& cols) {
 void server_session::rows(const row_batch& batch) {
   if (state_ != state::running || hidden_ != hidden::none)
     return;
+  if (parking_) { // kept for the portal's next Execute, up to the bound
+    parking_bytes_ += bytes_of(batch);
+    park_overflow_ = park_overflow_ || parking_bytes_ > max_parked_bytes;
+    if (!park_overflow_) {
+      held_.width = batch.width;
+      held_.cells.insert(held_.cells.end(), batch.cells.begin(), batch.cells.end());
+    }
+    return;
+  }
   if (dml_count_) {
     if (batch.rows() > 0 && batch.at(0, 0)) {
       const auto& v = *batch.at(0, 0);
@@ -1229,6 +1343,8 @@ void server_session::complete(int64_t affected_rows) {
     return;
   if (hidden_ != hidden::none)
     return hidden_ended(nullptr);
+  if (parking_)
+    return parked(affected_rows, std::nullopt);
   if (describing_) { // the probe ended without columns: describe none
     columns({});
     finish_extended();
@@ -1377,6 +1493,8 @@ void server_session::fail(const error_fields& e) {
     return;
   if (hidden_ != hidden::none)
     return hidden_ended(&e);
+  if (parking_) // the portal's next Execute tells it
+    return parked(std::nullopt, e);
   if (describing_) {
     // The probe is ours, not the client's: a query it cannot wrap (a
     // parameter of unknown type, say) is described as before, NoData.

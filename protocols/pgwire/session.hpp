@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -157,7 +158,7 @@ public:
   /// simple Query, or an Execute without a row limit (with or without the
   /// Describe of its portal), not our own Describe probe.
   bool relayable() const {
-    return state_ == state::running && hidden_ == hidden::none && !describing_
+    return state_ == state::running && hidden_ == hidden::none && !describing_ && !parking_
            && !awaiting_execute_ && row_limit_ == 0
            && (!extended_ || send_rows_);
   }
@@ -249,6 +250,23 @@ private:
     std::vector<uint32_t> param_types;
   };
 
+  // Execute with a row limit: rows past it wait in held_ for the next
+  // Execute of the same portal, while the driver holds the run.
+  struct suspended_run {
+    std::string portal;
+    std::optional<int64_t> finished; // affected rows, once the run ended
+    std::optional<error_fields> error; // how it ended, if it failed
+  };
+
+  /// A suspended run read to its end when another statement came (its
+  /// rows kept, park_suspended()): its next Execute takes it back.
+  struct parked_run {
+    suspended_run run;
+    row_batch rows;
+    size_t from = 0;
+    std::vector<column> columns;
+  };
+
   struct portal {
     std::string sql;
     std::vector<std::optional<std::string>> params;
@@ -257,6 +275,7 @@ private:
     std::vector<uint32_t> param_types; // its statement's
     bool ran = false;                  // to its end: nothing runs again
     bool lost = false;                 // its run closed for another's: see abandon_suspended()
+    std::shared_ptr<parked_run> parked{}; // see park_suspended()
   };
 
   void process();
@@ -289,6 +308,10 @@ private:
   void describing_started(std::string probe);
   void close_suspended();
   void abandon_suspended();
+  bool park_suspended(std::function<void()> then);
+  void parked(std::optional<int64_t> finished, std::optional<error_fields> error);
+  void unpark(portal& p, const std::string& name);
+  void drop_parked();
   void extended_error(const error_fields& e);
   /// The row limit of an Execute of this portal waiting next, if one is.
   std::optional<int32_t> next_is_execute_of(const std::string& portal_name);
@@ -392,18 +415,17 @@ private:
   /// the RowDescription, as a suspended portal without PortalSuspended.
   bool awaiting_execute_ = false;
 
-  // Execute with a row limit: rows past it wait in held_ for the next
-  // Execute of the same portal, while the driver holds the run.
-  struct suspended_run {
-    std::string portal;
-    std::optional<int64_t> finished; // affected rows, once the run ended
-    std::optional<error_fields> error; // how it ended, if it failed
-  };
   int32_t row_limit_ = 0; // of the running Execute; 0: no limit
   std::string running_portal_;
   row_batch held_;
   size_t held_from_ = 0;
   std::optional<suspended_run> suspended_;
+  /// While a suspended run is read to its end to be parked: its portal,
+  /// and what was to run when it came (handled once it is parked).
+  std::optional<std::string> parking_;
+  std::function<void()> after_parking_;
+  size_t parking_bytes_ = 0; // of the rows it read, with every parked run's
+  bool park_overflow_ = false; // past max_parked_bytes: the portal is lost instead
 };
 
 } // namespace qf::pgwire

@@ -1,6 +1,6 @@
 // pgjdbc reads a result in chunks (setFetchSize, in a transaction: a
 // portal executed with a row limit) and runs another statement between
-// the chunks. Run as a single-file program:
+// the chunks; then reads two such results in turn. Run as a single-file program:
 // java -cp postgresql.jar PgJdbcFetchInterleaved.java PORT. Prints the
 // values read and the rows written, or the SQLSTATE that stopped it.
 import java.sql.*;
@@ -35,6 +35,28 @@ public class PgJdbcFetchInterleaved {
         rs.next();
         System.out.println("written " + rs.getInt(1));
       }
+      // Two results read in chunks, in turn.
+      c.setAutoCommit(false);
+      var turns = new StringBuilder();
+      try (var a = c.createStatement(); var b = c.createStatement()) {
+        a.setFetchSize(2);
+        b.setFetchSize(2);
+        try (ResultSet ra = a.executeQuery("SELECT g FROM generate_series(1, 5) g");
+             ResultSet rb = b.executeQuery("SELECT g * 100 FROM generate_series(1, 3) g")) {
+          boolean moreA = true;
+          boolean moreB = true;
+          for (int guard = 0; (moreA || moreB) && guard < 30; ++guard) {
+            if (moreA && (moreA = ra.next()))
+              turns.append(ra.getInt(1)).append(' ');
+            if (moreB && (moreB = rb.next()))
+              turns.append(rb.getInt(1)).append(' ');
+          }
+        }
+        System.out.println("in turn " + turns.toString().trim());
+      } catch (SQLException e) {
+        System.out.println("in turn " + turns.toString().trim() + " then " + e.getSQLState());
+      }
+      c.rollback();
     }
   }
 }
