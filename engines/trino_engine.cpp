@@ -4,6 +4,7 @@
 #include "protocols/common/json_depth.hpp"
 #include "protocols/common/json_writer.hpp"
 #include "protocols/sql/placeholders.hpp"
+#include "protocols/sql/statements.hpp"
 #include "protocols/trino/backend_results.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,16 +29,6 @@ engine_error failure_of(const trino::backend_error& e) {
 /// Trino asks clients to retry these (a coordinator busy or restarting).
 bool retryable(int status) {
   return status == 502 || status == 503 || status == 504;
-}
-
-std::string quoted(const std::string& v) {
-  std::string out = "'";
-  for (char c : v) {
-    out += c;
-    if (c == '\'')
-      out += '\'';
-  }
-  return out + "'";
 }
 
 class trino_connection;
@@ -257,7 +248,7 @@ private:
                                        if (!value)
                                          return "NULL";
                                        return sql::is_plain_integer(*value) ? *value
-                                                                            : quoted(*value);
+                                                                            : sql::quoted(*value);
                                      });
   }
 

@@ -47,6 +47,9 @@ struct fast_statement {
   /// connection (PostgreSQL's lastval(), currval()): it runs there, or, if
   /// another client's ran there since, fails rather than read theirs.
   bool follows_previous = false;
+  /// It may leave such state (a sequence advanced): a statement after it
+  /// that follows_previous runs where it ran.
+  bool leaves_state_behind = false;
   bool cancelled = false; // while its connection was opening
   /// A cancel went to the server (PQcancel, KILL QUERY) from a helper
   /// thread: unless the statement ended by it, it may still arrive.

@@ -444,10 +444,10 @@ private:
     return engines::engine_error(engines::error_kind::internal, why);
   }
   /// Nothing: LAST_INSERT_ID() and FOUND_ROWS() are the session's own.
-  static bool reads_previous_statements_state(std::string_view) {
+  static bool reads_previous_statements_state(std::string_view, std::string_view) {
     return false;
   }
-  static bool may_leave_state_behind(std::string_view) {
+  static bool may_leave_state_behind(std::string_view, std::string_view) {
     return false;
   }
   static engines::engine_error previous_connection_gone_error() {

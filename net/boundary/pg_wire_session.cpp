@@ -459,8 +459,7 @@ private:
   /// lastval() and currval() read the sequences the server session
   /// advanced, where the client's statements advanced them; a statement
   /// that advances them itself reads its own.
-  static bool reads_previous_statements_state(std::string_view sql) {
-    auto kw = sql::leading_keyword(sql);
+  static bool reads_previous_statements_state(std::string_view sql, std::string_view kw) {
     bool plain = kw == "SELECT" || kw == "WITH" || kw == "VALUES" || kw == "INSERT" || kw == "UPDATE"
                  || kw == "DELETE";
     return plain && sql::calls_function(sql, {"lastval", "currval"}, false)
@@ -468,8 +467,7 @@ private:
   }
   /// What may advance a sequence: a write (a serial's default, a
   /// trigger), or a function (nextval itself, or one that calls it).
-  static bool may_leave_state_behind(std::string_view sql) {
-    auto kw = sql::leading_keyword(sql);
+  static bool may_leave_state_behind(std::string_view sql, std::string_view kw) {
     return kw == "INSERT" || kw == "UPDATE" || kw == "DELETE" || kw == "MERGE" || kw == "COPY"
            || kw == "CALL" || kw == "DO" || sql.find('(') != std::string_view::npos;
   }

@@ -264,7 +264,8 @@ protected:
     st.pins = !st.tracks
               && ((setting && sql::changes_session_setting(st.sql))
                   || sql::leaves_session_state(st.sql));
-    st.follows_previous = !st.in_block && Derived::reads_previous_statements_state(st.sql);
+    st.follows_previous = !st.in_block && Derived::reads_previous_statements_state(st.sql, kw);
+    st.leaves_state_behind = Derived::may_leave_state_behind(st.sql, kw);
   }
 
   /// No slot free: the statement waits in its group's queue, in order with
@@ -445,7 +446,7 @@ protected:
     }
     // For a statement after it that reads what it left there, unless
     // another client's leaves its own there first.
-    if (backend_ && Derived::may_leave_state_behind(fast_->sql)) {
+    if (backend_ && fast_->leaves_state_behind) {
       backend_->state_left_by(this);
       previous_backend_ = backend_;
     }

@@ -153,13 +153,7 @@ std::optional<std::string> mysql_used_database(std::string_view statement) {
 }
 
 std::string mysql_use(std::string_view database) {
-  std::string out = "USE `";
-  for (char c : database) {
-    out += c;
-    if (c == '`')
-      out += '`';
-  }
-  return out + '`';
+  return "USE " + quoted(database, '`');
 }
 
 bool mysql_variables::replayable(std::string_view statement) {
@@ -293,19 +287,10 @@ startup_settings(const std::map<std::string, std::string>& params) {
 }
 
 void session_settings::start_with(std::string_view name, std::string_view value) {
-  auto literal = [](std::string_view text) {
-    std::string out = "'";
-    for (char c : text) {
-      out += c;
-      if (c == '\'')
-        out += '\'';
-    }
-    return out + "'";
-  };
   std::string key{name};
   std::erase_if(startup_, [&](const auto& e) { return e.first == key; });
-  startup_.emplace_back(key, "SELECT pg_catalog.set_config(" + literal(name) + ", "
-                               + literal(value) + ", false)");
+  startup_.emplace_back(key, "SELECT pg_catalog.set_config(" + quoted(name) + ", "
+                               + quoted(value) + ", false)");
   entries_ = startup_;
 }
 

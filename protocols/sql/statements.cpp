@@ -184,6 +184,16 @@ void split_mysql_statements(std::string_view script, std::vector<std::string_vie
   flush(script.size());
 }
 
+std::string quoted(std::string_view text, char quote) {
+  std::string out(1, quote);
+  for (char c : text) {
+    out += c;
+    if (c == quote)
+      out += quote;
+  }
+  return out + quote;
+}
+
 bool contains_ignoring_case(std::string_view s, std::string_view word) {
   for (size_t i = 0; i + word.size() <= s.size(); ++i) {
     size_t k = 0;

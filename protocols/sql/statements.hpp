@@ -28,6 +28,10 @@ void split_mysql_statements(std::string_view script, std::vector<std::string_vie
 bool calls_function(std::string_view s, std::initializer_list<std::string_view> names,
                     bool in_strings = true);
 
+/// `text` between two `quote`s, each of its own doubled: a string literal
+/// ('...'), a MySQL identifier (`...`).
+std::string quoted(std::string_view text, char quote = '\'');
+
 /// Whether `s` holds `word` (lowercase) in any case.
 bool contains_ignoring_case(std::string_view s, std::string_view word);
 

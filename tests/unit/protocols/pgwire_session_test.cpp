@@ -811,6 +811,25 @@ TEST(pgwire_session, a_portal_read_in_chunks_goes_on_after_another_statement_in_
   EXPECT_NE(out.find("SELECT 2"), std::string::npos);
 }
 
+TEST(pgwire_session, a_parked_run_that_failed_tells_its_error_at_its_next_execute) {
+  auto s = started();
+  suspend_in_a_block(s, "C_1");
+  s.feed(query_message("SELECT 1"));
+  ASSERT_TRUE(std::holds_alternative<resume_event>(*s.next_event()));
+  s.fail({"ERROR", "22012", "division by zero", ""}); // at a row past the first chunk
+  auto ev = s.next_event();
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(std::get<run_event>(*ev).sql, "SELECT 1") << "what came runs; the server answers for its block";
+  s.fail({"ERROR", "25P02", "current transaction is aborted", ""});
+  s.take_output();
+  s.feed(execute_msg("C_1", 2) + sync_msg);
+  EXPECT_FALSE(s.next_event());
+  auto out = s.take_output();
+  EXPECT_EQ(tags(out), "DEZ") << "the row kept, then the run's own error";
+  EXPECT_NE(out.find("C22012"), std::string::npos);
+  EXPECT_EQ(out.back(), 'E');
+}
+
 TEST(pgwire_session, a_portal_too_large_to_keep_fails_rather_than_running_again) {
   auto s = started();
   suspend_in_a_block(s, "C_1");
