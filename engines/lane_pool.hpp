@@ -59,6 +59,30 @@ public:
 
   static constexpr std::chrono::milliseconds quiet_check_after{100};
 
+  /// A connection of `loop`'s that runs statements and takes more behind
+  /// them (PostgreSQL's pipelining: those `fits` says it takes), or null.
+  template <class Fits>
+  std::shared_ptr<Connection> join(const io::event_loop& loop, Fits fits) {
+    std::lock_guard guard{mtx_};
+    for (auto it = running_.begin(); it != running_.end();) {
+      auto conn = it->lock();
+      if (!conn || !conn->pipelining()) {
+        it = running_.erase(it);
+        continue;
+      }
+      if (&conn->loop() == &loop && fits(*conn))
+        return conn;
+      ++it;
+    }
+    return nullptr;
+  }
+
+  /// `conn` runs a statement others may join (join()) until its pipeline ends.
+  void joinable(const std::shared_ptr<Connection>& conn) {
+    std::lock_guard guard{mtx_};
+    running_.push_back(conn);
+  }
+
   /// With none of `loop`'s own idle (take() said null): one idle on
   /// another loop, moved to `loop`, else a new one. `done` runs on
   /// `loop`'s thread, with the connection or null and why. Moved rather
@@ -158,6 +182,7 @@ private:
 
   std::mutex mtx_;
   std::vector<idle_connection> idle_;
+  std::vector<std::weak_ptr<Connection>> running_; // joinable, while they are
   bool retired_ = false;
 };
 

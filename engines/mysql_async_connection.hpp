@@ -73,10 +73,18 @@ public:
   /// KILL QUERY from a helper thread (the protocol has no out-of-band
   /// cancel). The run still ends with an event.
   void cancel();
+  /// The same, called as PostgreSQL's is (it runs one statement at a time:
+  /// the one running is the listener's).
+  void cancel(const mysql_async_listener*) {
+    cancel();
+  }
 
   /// Forgets the listener: its session is gone. The statement is killed
   /// and the connection is not reused.
   void abandon();
+  void abandon(const mysql_async_listener*) {
+    abandon();
+  }
 
   /// Connected, idle, sound and in no transaction: fit for the next
   /// statement.

@@ -4,6 +4,7 @@
 #include "engines/pg_async_connection.hpp"
 
 #include "engines/postgres_results.hpp"
+#include "io/round_clock.hpp"
 #include "protocols/pgwire/backend.hpp"
 #include "protocols/pgwire/relay.hpp"
 
@@ -23,6 +24,28 @@ namespace qf::engines {
 namespace {
 
 constexpr size_t rows_per_delivery = 4096;
+
+/// Hears a relay's answer for nobody: its client left, was cancelled or
+/// runs its statement elsewhere.
+struct nobody_listening final : pg_async_listener {
+  void on_notice(const notice&) override {}
+  void on_columns(std::vector<column>) override {}
+  bool on_rows(row_batch&) override {
+    return true;
+  }
+  void on_done(int64_t) override {}
+  void on_failed(const engine_error&) override {}
+  bool on_relayed(std::string_view) override {
+    return true;
+  }
+  void on_relay_done(int64_t, const engine_error*) override {}
+  void on_relay_moved() override {}
+};
+
+const std::shared_ptr<pg_async_listener>& nobody() {
+  static const std::shared_ptr<pg_async_listener> listener = std::make_shared<nobody_listening>();
+  return listener;
+}
 
 /// Whether the socket is ready now, without waiting.
 bool ready_now(int fd, bool for_write) {
@@ -408,12 +431,77 @@ bool pg_async_connection::relay_capable() const {
 }
 
 void pg_async_connection::relay(const std::string& sql,
-                                std::shared_ptr<pg_async_listener> to, int32_t position_shift) {
+                                std::shared_ptr<pg_async_listener> to, int32_t position_shift,
+                                bool plain) {
   begin_relay(std::move(to));
   position_shift_ = position_shift;
   extended_relay_ = false;
+  pipelined_ = plain;
+  running_since_ = io::round_clock::steady();
   pgwire::query_message(out_, sql);
   relay_write();
+}
+
+bool pg_async_connection::takes_more_behind(size_t depth) const {
+  return pipelining() && !paused_ && !copying_in_ && !refusing_copy_ && !cancel_went_
+         && to_ != nobody() && behind_.size() + 1 < depth
+         && io::round_clock::steady() - running_since_ < pipeline_join_window;
+}
+
+void pg_async_connection::relay_behind(const std::string& sql,
+                                       std::shared_ptr<pg_async_listener> to,
+                                       int32_t position_shift) {
+  if (out_sent_ == out_.size()) {
+    out_.clear();
+    out_sent_ = 0;
+  }
+  pgwire::query_message(out_, sql);
+  behind_.push_back({std::move(to), position_shift});
+  if (!patience_armed_)
+    arm_patience();
+  if (waiting_ != waiting::relay_output)
+    relay_write();
+}
+
+void pg_async_connection::arm_patience() {
+  patience_armed_ = true;
+  auto waited = io::round_clock::steady() - running_since_;
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(patience_ - waited);
+  loop_->after(std::max(left, std::chrono::milliseconds{1}),
+               [weak = weak_from_this()] {
+                 if (auto self = weak.lock())
+                   self->patience_expired();
+               });
+}
+
+void pg_async_connection::patience_expired() {
+  patience_armed_ = false;
+  if (!followed() || !pipelining())
+    return;
+  if (io::round_clock::steady() - running_since_ >= patience_)
+    return move_followers();
+  arm_patience(); // another one runs now: its own time
+}
+
+bool pg_async_connection::followed() const {
+  return std::any_of(behind_.begin(), behind_.end(),
+                     [](const queued_relay& q) { return q.to != nobody(); });
+}
+
+void pg_async_connection::move_followers() {
+  for (auto& queued : behind_) {
+    if (queued.to == nobody())
+      continue;
+    auto to = queued.to;
+    drop_listener(queued.to);
+    loop_->post([to = std::move(to)] { to->on_relay_moved(); });
+  }
+}
+
+void pg_async_connection::drop_listener(std::shared_ptr<pg_async_listener>& to) {
+  to = nobody();
+  if (!unheard_)
+    unheard_ = shared_from_this();
 }
 
 void pg_async_connection::relay_extended(const std::string& sql, const parameters& params,
@@ -452,6 +540,7 @@ void pg_async_connection::relay_describe(const std::string& sql,
 void pg_async_connection::begin_relay(std::shared_ptr<pg_async_listener> to) {
   to_ = std::move(to);
   running_ = relaying_ = true;
+  pipelined_ = cancel_went_ = false;
   paused_ = false;
   data_rows_ = 0;
   refusing_copy_ = copying_in_ = copy_stalled_ = false;
@@ -530,57 +619,88 @@ void pg_async_connection::relay_read() {
 }
 
 bool pg_async_connection::relay_scan() {
-  auto& r = relayed_;
-  pgwire::relay_messages({in_.data(), in_len_}, r, pgwire::default_max_message,
-                         refusing_copy_ ? pgwire::server_errors::dropped
-                                        : pgwire::server_errors::relayed,
-                         position_shift_);
-  if (r.fault) {
-    lost(r.fault);
-    return false;
+  for (;;) {
+    auto& r = relayed_;
+    pgwire::relay_messages({in_.data(), in_len_}, r, pgwire::default_max_message,
+                           refusing_copy_ ? pgwire::server_errors::dropped
+                                          : pgwire::server_errors::relayed,
+                           position_shift_);
+    if (r.fault) {
+      lost(r.fault);
+      return false;
+    }
+    data_rows_ += r.data_rows;
+    // It listens (LISTEN from a function), or a function changed a setting
+    // of the server's session: its client's alone (hold_private_state()).
+    if (r.notified)
+      private_state_ = true;
+    if (r.setting_changed)
+      setting_reported_ = true;
+    if (r.parse_complete)
+      parsing_.clear(); // prepared: a later error leaves it so
+    if (r.copy_in)
+      start_copy_in();
+    if (r.error_code && !error_)
+      error_ = server_error(*r.error_code, r.error_message);
+    bool more = r.messages.empty() || to_->on_relayed(r.messages);
+    if (r.messages.capacity() > 256 * 1024) // after a large row: not kept while pooled
+      r.messages = {};
+    std::memmove(in_.data(), in_.data() + r.consumed, in_len_ - r.consumed);
+    in_len_ -= r.consumed;
+    if (r.need > in_.size())
+      in_.resize(r.need); // room for the whole message
+    if (r.ready) {
+      in_transaction_ = *r.ready != 'I';
+      if (!relay_ended())
+        return false;
+      if (in_len_ == 0)
+        return true; // the next one's answer is still to come
+      continue;
+    }
+    if (!to_) // the listener let go while taking the messages
+      return false;
+    if (!more) {
+      paused_ = true;
+      move_followers(); // not held up by a client that reads slowly
+      return false;
+    }
+    return true;
   }
-  data_rows_ += r.data_rows;
-  // It listens (LISTEN from a function), or a function changed a setting
-  // of the server's session: its client's alone (hold_private_state()).
-  if (r.notified)
-    private_state_ = true;
-  if (r.setting_changed)
-    setting_reported_ = true;
-  if (r.parse_complete)
-    parsing_.clear(); // prepared: a later error leaves it so
-  if (r.copy_in)
-    start_copy_in();
-  if (r.error_code && !error_)
-    error_ = server_error(*r.error_code, r.error_message);
-  bool more = r.messages.empty() || to_->on_relayed(r.messages);
-  if (r.messages.capacity() > 256 * 1024) // after a large row: not kept while pooled
-    r.messages = {};
-  std::memmove(in_.data(), in_.data() + r.consumed, in_len_ - r.consumed);
-  in_len_ -= r.consumed;
-  if (r.need > in_.size())
-    in_.resize(r.need); // room for the whole message
-  if (r.ready) {
+}
+
+bool pg_async_connection::relay_ended() {
+  if (error_)
+    forget_failed_statement(*error_);
+  auto to = std::exchange(to_, nullptr);
+  auto rows = std::exchange(data_rows_, 0);
+  auto error = std::exchange(error_, std::nullopt);
+  // A plain statement cannot open a transaction block; if one did (a
+  // function behind a view), those behind it must not run inside it.
+  bool next = !behind_.empty() && !broken_ && !in_transaction_;
+  if (next) {
+    to_ = std::move(behind_.front().to);
+    position_shift_ = behind_.front().position_shift;
+    behind_.pop_front();
+    running_since_ = io::round_clock::steady();
+  } else {
+    if (!behind_.empty()) {
+      move_followers();
+      behind_.clear();
+      broken_ = true; // their answers would come to nobody's next statement
+    }
     // Nothing follows the ReadyForQuery the server owed us; if something
     // does (a notification), the connection is not reused.
-    broken_ = broken_ || r.trailing;
+    broken_ = broken_ || in_len_ > 0;
     in_len_ = 0;
     if (in_.size() > 1024 * 1024) // grown for a large row: not kept while pooled
       in_ = {};
-    in_transaction_ = *r.ready != 'I';
-    running_ = relaying_ = false;
-    if (error_)
-      forget_failed_statement(*error_);
-    if (auto to = std::exchange(to_, nullptr))
-      to->on_relay_done(data_rows_, error_ ? &*error_ : nullptr);
-    return false;
+    running_ = relaying_ = pipelined_ = false;
+    if (unheard_) // nobody else may hold it: it closes, on its loop
+      loop_->post([self = std::exchange(unheard_, nullptr)] {});
   }
-  if (!to_) // the listener let go while taking the messages
-    return false;
-  if (!more) {
-    paused_ = true;
-    return false;
-  }
-  return true;
+  if (to)
+    to->on_relay_done(rows, error ? &*error : nullptr);
+  return next;
 }
 
 void pg_async_connection::start_copy_in() {
@@ -643,7 +763,12 @@ void pg_async_connection::end_run() {
 
 void pg_async_connection::lost(const std::string& why) {
   broken_ = true;
-  running_ = false;
+  running_ = pipelined_ = false;
+  // Their answers had not begun: they run elsewhere, as they would have.
+  move_followers();
+  behind_.clear();
+  if (unheard_)
+    loop_->post([self = std::exchange(unheard_, nullptr)] {});
   if (std::exchange(relaying_, false) && error_) {
     // The server said why before it went (a terminated backend), and the
     // client has that error already: the run ends with it, once.
@@ -656,9 +781,28 @@ void pg_async_connection::lost(const std::string& why) {
                                "the connection to PostgreSQL failed: " + why, "08006"));
 }
 
-void pg_async_connection::cancel() {
-  if (!running_)
+void pg_async_connection::cancel(const pg_async_listener* who) {
+  if (!running_ || !who)
     return;
+  if (to_.get() != who) {
+    auto waits = std::find_if(behind_.begin(), behind_.end(),
+                              [who](const queued_relay& q) { return q.to.get() == who; });
+    if (waits == behind_.end())
+      return; // it ended: the statement running now is another client's
+    auto to = waits->to;
+    drop_listener(waits->to); // the server runs it unheard: a plain statement
+    loop_->post([to = std::move(to)] {
+      to->on_failed(engine_error(error_kind::cancelled, "canceling statement due to user request",
+                                 "57014"));
+    });
+    return;
+  }
+  if (pipelined_) {
+    // The cancel may land once this one ended: on a follower, whose answer
+    // nobody hears then, never on a statement that joins later.
+    move_followers();
+    cancel_went_ = true;
+  }
   auto* handle = PQgetCancel(conn_);
   if (!handle)
     return;
@@ -669,10 +813,20 @@ void pg_async_connection::cancel() {
   }).detach();
 }
 
-void pg_async_connection::abandon() {
-  cancel();
-  to_.reset();
-  broken_ = true;
+void pg_async_connection::abandon(const pg_async_listener* who) {
+  if (who && to_.get() == who) {
+    if (followed()) // a cancel could land on theirs: it runs to its end, unheard
+      return drop_listener(to_);
+    cancel(who);
+    to_.reset();
+    broken_ = true;
+    return;
+  }
+  auto waits = std::find_if(behind_.begin(), behind_.end(),
+                            [who](const queued_relay& q) { return who && q.to.get() == who; });
+  if (waits != behind_.end())
+    return drop_listener(waits->to);
+  broken_ = true; // a cancel sent for its ended statement may still land here
 }
 
 bool pg_async_connection::quiet() const {

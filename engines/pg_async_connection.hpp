@@ -14,6 +14,7 @@
 #include "protocols/sql/session_settings.hpp"
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -58,6 +59,17 @@ public:
   /// The forwarded copy data that waited for the server went; more may
   /// follow. Never from inside copy_forward().
   virtual void on_copy_drained() {}
+
+  /// A relay that waited behind others' on the connection (relay_behind())
+  /// was taken off it before its answer began: the statement ahead of it
+  /// ran past pipeline_patience, its client stopped reading, or the
+  /// connection was lost or cancelled. Its statement is to run elsewhere;
+  /// whatever this connection answers for it is dropped (a plain
+  /// statement: running it twice changes nothing).
+  virtual void on_relay_moved() {
+    on_failed(engine_error(error_kind::internal,
+                           "the statement's connection to PostgreSQL stalled", "08006"));
+  }
 };
 
 class pg_async_connection : public io::watcher,
@@ -91,8 +103,39 @@ public:
   /// the server only (relay_capable()), since the bytes pass beside libpq.
   /// position_shift: where `sql` starts in its client's text, in
   /// characters, for the position of an error (relay_messages()).
+  /// plain: the statement leaves nothing on the connection (a SELECT of
+  /// no function), so others may be relayed behind it.
   void relay(const std::string& sql, std::shared_ptr<pg_async_listener> to,
-             int32_t position_shift = 0);
+             int32_t position_shift = 0, bool plain = false);
+  // -- pipelining: plain statements relayed behind others -------------------
+  // PostgreSQL reads a connection's messages in order and answers each
+  // Query in turn: a client's plain statement (it leaves nothing on the
+  // connection, and running it twice changes nothing) may go out while
+  // another's runs, and the server takes it up without sleeping in
+  // between (docs/performance.md, "Session 16").
+
+  /// A relay that others may queue behind runs here (listed by the lane
+  /// pool while it does).
+  bool pipelining() const {
+    return relaying_ && pipelined_ && !broken_;
+  }
+  /// Whether relay_behind() may queue one more now: fewer than `depth` run
+  /// or wait here, the running one started less than pipeline_join_window
+  /// ago (one that runs long takes nobody more), and it is not paused.
+  bool takes_more_behind(size_t depth) const;
+  /// relay() of a plain statement behind those running here: the Query goes
+  /// out now, its answer comes to `to` after theirs, unless it is moved
+  /// (on_relay_moved()).
+  void relay_behind(const std::string& sql, std::shared_ptr<pg_async_listener> to,
+                    int32_t position_shift = 0);
+  /// How long a running statement is waited for before those behind it
+  /// are moved elsewhere: a few times what a plain statement takes.
+  static constexpr std::chrono::milliseconds default_pipeline_patience{10};
+  void pipeline_patience(std::chrono::milliseconds patience) {
+    patience_ = patience;
+  }
+  static constexpr std::chrono::microseconds pipeline_join_window{1000};
+
   /// The same for a client's Execute: the statement goes out in the
   /// extended protocol (pgwire::extended_messages), and the server's
   /// answer, but for ParseComplete and BindComplete, comes back as bytes.
@@ -136,13 +179,20 @@ public:
   /// Reads on after on_rows() or on_relayed() asked to pause.
   void resume();
 
-  /// Asks the server to stop the running statement (from a helper thread:
+  /// Asks the server to stop `who`'s statement (from a helper thread:
   /// libpq's cancel connects and waits). The run still ends with an event.
-  void cancel();
+  /// One waiting behind another's is taken off and fails at once with
+  /// 57014; the running one's followers are moved first, and this
+  /// connection takes nobody more (the cancel may land after the
+  /// statement ended).
+  void cancel(const pg_async_listener* who);
 
-  /// Forgets the listener: its session is gone. The statement is
-  /// cancelled and the connection closes once the run ends.
-  void abandon();
+  /// Forgets `who`: its session is gone. Its statement is cancelled and
+  /// the connection closes once the run ends; if others wait behind it,
+  /// it runs to its end unheard instead. One not here (its statement
+  /// ended before a cancel that may still land) leaves the connection
+  /// unfit for reuse.
+  void abandon(const pg_async_listener* who);
 
   /// Idle, connected and in no transaction: fit for the next statement.
   bool reusable() const;
@@ -210,6 +260,26 @@ private:
   /// A relay failed: its statement may not be prepared as we think.
   void forget_failed_statement(const engine_error& e);
 
+  /// A relay behind the running one (relay_behind()).
+  struct queued_relay {
+    std::shared_ptr<pg_async_listener> to;
+    int32_t position_shift;
+  };
+  /// The running relay's answer ended: its listener is told, after the
+  /// next one behind it (if any) became the running one. True when that
+  /// one runs now.
+  bool relay_ended();
+  /// The relays waiting behind the running one go elsewhere
+  /// (on_relay_moved(), from the loop); their answers are dropped here.
+  void move_followers();
+  /// Someone waits behind the running relay for an answer.
+  bool followed() const;
+  /// A listener whose answer nobody hears any more, kept in its place.
+  void drop_listener(std::shared_ptr<pg_async_listener>& to);
+  /// Watches the running relay's age while others wait behind it.
+  void arm_patience();
+  void patience_expired();
+
   pg_conn* conn_;
   std::shared_ptr<io::event_loop> loop_;
   io::watch socket_; // a copy of libpq's descriptor, for epoll
@@ -231,6 +301,14 @@ private:
 
   // A relay: the Query out, the answer in, read past libpq.
   bool relaying_ = false;
+  bool pipelined_ = false; // the running relay is plain: others may queue behind it
+  bool cancel_went_ = false; // while pipelined: a cancel may land on any of them
+  std::deque<queued_relay> behind_;
+  std::chrono::steady_clock::time_point running_since_; // the running relay's
+  bool patience_armed_ = false;
+  std::chrono::milliseconds patience_ = default_pipeline_patience;
+  // Alive while relays nobody hears run here: no session holds it then.
+  std::shared_ptr<pg_async_connection> unheard_;
   int32_t position_shift_ = 0; // the relayed statement's start in its client's text
   bool extended_relay_ = false; // its batch ended in a Sync
   bool refusing_copy_ = false;  // a CopyFail went: the server's error is not relayed

@@ -110,6 +110,8 @@ struct cluster_state {
 
   /// maxPinnedSessions (set once, before sharing).
   uint32_t max_pinned = 50;
+  /// pipelineDepth (set once, before sharing).
+  uint32_t pipeline_depth = 1;
 
   /// One more connection kept for its client's own session state, if
   /// under max_pinned: null when not. Dropping the pin gives it back.

@@ -80,6 +80,7 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
       c.name, std::string{config::to_string(c.engine)}, limit, c.enabled,
       c.pool_size.value_or(0), old ? old->running_counter() : nullptr);
     state->max_pinned = c.max_pinned_sessions;
+    state->pipeline_depth = c.pipeline_depth;
     if (c.engine == config::engine_kind::postgres)
       state->lane = std::make_shared<engines::pg_lane_pool>(engines::postgres_conninfo(c),
                                                             state->pool_size);

@@ -53,6 +53,20 @@ struct metrics::impl {
         .Help("Queries holding a slot on a cluster.")
         .Register(*registry);
 
+  prometheus::Family<prometheus::Counter>& pipelined
+    = prometheus::BuildCounter()
+        .Name("queryflux_pipelined_statements_total")
+        .Help("Statements relayed to PostgreSQL behind another client's on one connection "
+              "(pipelineDepth).")
+        .Register(*registry);
+
+  prometheus::Family<prometheus::Counter>& pipeline_moves
+    = prometheus::BuildCounter()
+        .Name("queryflux_pipelined_statements_moved_total")
+        .Help("Pipelined statements run on another connection instead, because the statement "
+              "ahead of them ran long, its client stopped reading, or the connection failed.")
+        .Register(*registry);
+
   prometheus::Family<prometheus::Gauge>& queued
     = prometheus::BuildGauge()
         .Name("queryflux_queued_queries")
@@ -143,6 +157,8 @@ struct metrics::route_series {
   prometheus::Histogram* queue_wait;
   prometheus::Histogram* duration;
   prometheus::Counter* succeeded;
+  prometheus::Counter* pipelined;
+  prometheus::Counter* moved;
   std::string cluster_group;
   std::string engine_type;
   std::string protocol;
@@ -177,11 +193,19 @@ std::shared_ptr<metrics::route_series> metrics::make_series(const std::string& c
                          {"cluster_group", cluster_group},
                          {"status", "Success"},
                          {"protocol", protocol}}),
+    &impl_->pipelined.Add({{"cluster_group", cluster_group}, {"cluster_name", cluster_name}}),
+    &impl_->pipeline_moves.Add({{"cluster_group", cluster_group}, {"cluster_name", cluster_name}}),
     cluster_group, engine_type, protocol});
 }
 
 void metrics::running_changed(route_series& s, int delta) {
   s.running->Increment(delta);
+}
+
+void metrics::statement_pipelined(route_series& s, uint32_t moves) {
+  s.pipelined->Increment();
+  if (moves > 0)
+    s.moved->Increment(moves);
 }
 
 void metrics::queue_wait(route_series& s, double seconds) {

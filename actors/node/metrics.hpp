@@ -36,6 +36,8 @@ public:
                                        const std::string& engine_type,
                                        const std::string& protocol);
   void running_changed(route_series& s, int delta);
+  /// queryflux_pipelined_statements_total, and _moved_total by `moves`.
+  void statement_pipelined(route_series& s, uint32_t moves);
   void queue_wait(route_series& s, double seconds);
   void query_finished(route_series& s, const std::string& status, double seconds);
 

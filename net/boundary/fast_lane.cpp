@@ -39,6 +39,8 @@ void fast_lane_books::ended(fast_statement st, io::event_loop& loop, std::string
     node_->stats->running_changed(*series_, -1); // before a waiter raises it
     st.cluster->release();
   }
+  if (st.pipelined)
+    node_->stats->statement_pipelined(*series_, st.moves);
   summary_->end();
   // Posted: no client waits for its history record, so it comes after
   // the answers of this round of events. in_flight covers the record, so

@@ -50,6 +50,14 @@ struct fast_statement {
   /// It may leave such state (a sequence advanced): a statement after it
   /// that follows_previous runs where it ran.
   bool leaves_state_behind = false;
+  /// It leaves nothing on its connection and running it twice changes
+  /// nothing (a SELECT of no function and no INTO): PostgreSQL may run it
+  /// behind another client's on one connection (pipelineDepth).
+  bool plain = false;
+  /// Relayed behind another client's statement on one connection
+  /// (pipelineDepth), and how often it was moved off one since.
+  bool pipelined = false;
+  uint32_t moves = 0;
   bool cancelled = false; // while its connection was opening
   /// A cancel went to the server (PQcancel, KILL QUERY) from a helper
   /// thread: unless the statement ended by it, it may still arrive.

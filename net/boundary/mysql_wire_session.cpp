@@ -162,7 +162,7 @@ public:
     // A statement that failed before its transaction began leaves that
     // SET TRANSACTION waiting on the connection, for whoever runs next.
     if (std::exchange(transaction_set_, false) && backend_)
-      backend_->abandon();
+      backend_->abandon(this);
     bool cancelled = e.kind() == engines::error_kind::cancelled;
     finish_fast(cancelled ? "Cancelled" : "Failed", e.what());
     session_.server_in_transaction(block_.has_value()); // a deadlock rolled it back

@@ -122,7 +122,7 @@ public:
   void on_columns(std::vector<column> cols) override {
     columns_sent_ = true;
     if (!session_.columns(cols)) { // refused; the session answered
-      std::exchange(backend_, nullptr)->abandon();
+      std::exchange(backend_, nullptr)->abandon(this);
       finish_fast("Failed", "the result cannot be sent in the PostgreSQL wire format");
       pump();
     }
@@ -162,6 +162,18 @@ public:
   void on_copy_drained() override {
     if (std::exchange(copy_waits_for_room_, false))
       pump();
+  }
+
+  /// The statement waited behind another client's that stalled (or whose
+  /// connection failed): it runs on another connection.
+  void on_relay_moved() override {
+    if (closed_ || !fast_)
+      return;
+    backend_.reset();
+    if (fast_->cancel_sent) // its cancel went to where it waited
+      return on_failed(cancelled_error());
+    ++fast_->moves;
+    take_backend();
   }
 
   void on_relay_done(int64_t data_rows, const engines::engine_error* error) override {
@@ -403,8 +415,35 @@ private:
       backend_->relay_extended(fast_->sql, params_, param_types_, session_.relay_result_formats(),
                                session_.relay_describes(),
                                session_.relays_a_named_statement(), shared_from_this());
-    else
+    else if (pipelines()) {
+      backend_->relay(fast_->sql, shared_from_this(), session_.statement_position(), true);
+      fast_->cluster->lane->joinable(backend_);
+    } else
       backend_->relay(fast_->sql, shared_from_this(), session_.statement_position());
+  }
+
+  /// The statement is a simple Query's plain one (fast_statement::plain)
+  /// on a cluster that pipelines: it may run behind others' on one
+  /// connection, and others behind it.
+  bool pipelines() const {
+    return fast_->plain && fast_->cluster->pipeline_depth > 1 && session_.relayable()
+           && !session_.relays_an_execute() && !session_.relays_a_statement_describe();
+  }
+
+  /// The statement starts behind others' plain ones on a connection of
+  /// this loop's that takes it, with this session's settings on it.
+  bool joined_a_pipeline(engines::pg_lane_pool& lane) {
+    if (!pipelines())
+      return false;
+    auto conn = lane.join(conn_->loop(), [this](const engines::pg_async_connection& c) {
+      return c.settings() == settings_ && c.takes_more_behind(fast_->cluster->pipeline_depth);
+    });
+    if (!conn)
+      return false;
+    fast_->pipelined = true;
+    backend_ = std::move(conn);
+    backend_->relay_behind(fast_->sql, shared_from_this(), session_.statement_position());
+    return true;
   }
 
   /// What the settings take from the state machine: nothing here, the
@@ -564,7 +603,7 @@ private:
       draining_ = true;
       if (!block_ && !backend_->holds_private_state()) {
         stopping_ = true;
-        backend_->cancel();
+        backend_->cancel(this);
         fast_->cancel_sent = true;
       }
       return resume_backend();

@@ -159,7 +159,7 @@ protected:
       if (session->statement_) {
         session->statement_->cancel(false);
       } else if (session->backend_) {
-        session->backend_->cancel();
+        session->backend_->cancel(session.get());
         if (session->fast_)
           session->fast_->cancel_sent = true;
       } else if (session->fast_) { // its connection is still opening
@@ -266,6 +266,8 @@ protected:
                   || sql::leaves_session_state(st.sql));
     st.follows_previous = !st.in_block && Derived::reads_previous_statements_state(st.sql, kw);
     st.leaves_state_behind = Derived::may_leave_state_behind(st.sql, kw);
+    st.plain = kw == "SELECT" && !st.in_block && !st.pins && !st.tracks && !st.follows_previous
+               && !st.leaves_state_behind && !sql::contains_ignoring_case(st.sql, "into");
   }
 
   /// No slot free: the statement waits in its group's queue, in order with
@@ -337,6 +339,8 @@ protected:
     auto lane = Derived::lane_of(*fast_->cluster);
     if (fast_->follows_previous)
       return take_previous_backend(*lane);
+    if (self().joined_a_pipeline(*lane))
+      return;
     // One that has this session's settings already needs no replay first.
     auto has_ours = [this](const Backend& c) { return c.settings() == settings_; };
     if (auto idle = lane->take(conn_->loop(), has_ours))
@@ -359,6 +363,13 @@ protected:
       }
       self->start_backend(std::move(conn));
     });
+  }
+
+  /// Whether the statement started behind others' on a connection that
+  /// runs them: never, but where Derived pipelines.
+  template <class Lane>
+  bool joined_a_pipeline(Lane&) {
+    return false;
   }
 
   /// The connection this session's last statement that may have left
@@ -439,7 +450,7 @@ protected:
         && !backend_->holds_private_state())
       // It ended before its cancel arrived, which may yet: on this
       // connection's next statement, anyone's. The connection goes.
-      backend_->abandon();
+      backend_->abandon(&self());
     if (backend_ && fast_->pins) {
       backend_->hold_private_state(std::move(fast_->pin));
       state_resets_ = self().session_.session_resets();
@@ -600,7 +611,7 @@ protected:
     pinned_.reset();
     if (fast_) {
       if (backend_)
-        std::exchange(backend_, nullptr)->abandon();
+        std::exchange(backend_, nullptr)->abandon(&self());
       self().finish_fast("Cancelled", "the client disconnected");
     }
     drop_block(block_, *books_);

@@ -341,7 +341,7 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
                {"engine", "databasePath", "enabled", "maxRunningQueries",
                 "initSql", "healthCheckQuery", "endpoint", "host", "port",
                 "database", "user", "password", "poolSize", "auth", "queryAuth", "tls",
-                "externalAccess", "maxPinnedSessions"});
+                "externalAccess", "maxPinnedSessions", "pipelineDepth"});
   std::string engine;
   w.read(n, path, "engine", engine);
   if (engine == "duckDb")
@@ -424,6 +424,12 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
       && out.engine != engine_kind::postgres && out.engine != engine_kind::mysql)
     w.report(path + ".maxPinnedSessions", "only postgres and mysql clusters keep connections "
                                           "for their clients");
+  if (w.read_uint(n, path, "pipelineDepth", out.pipeline_depth, 64)) {
+    if (out.pipeline_depth == 0)
+      w.report(path + ".pipelineDepth", "must be at least 1 (1: no pipelining)");
+    else if (out.engine != engine_kind::postgres)
+      w.report(path + ".pipelineDepth", "only postgres clusters pipeline statements");
+  }
   if (out.external_access && out.engine != engine_kind::duck_db
       && out.engine != engine_kind::sqlite)
     w.report(path + ".externalAccess", "only duckDb and sqlite clusters run SQL in the gateway");

@@ -94,6 +94,9 @@ struct cluster {
   /// connections for their own session state (temporary tables, SET,
   /// session locks, PREPARE), per gateway; one more is refused.
   uint32_t max_pinned_sessions = 50;
+  /// postgres: plain statements of different clients relayed on one
+  /// connection at a time, each behind the last (1: one at a time).
+  uint32_t pipeline_depth = 8;
   /// Trino: endpoint is http(s)://host:port, signed in to with this.
   cluster_auth auth;
   /// Trino over https: the CA file to trust (default: the system's), or

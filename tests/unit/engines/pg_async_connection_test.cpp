@@ -7,6 +7,8 @@
 #include "engines/pg_async_connection.hpp"
 #include "protocols/pgwire/frontend.hpp"
 #include "tests/unit/support/fetch_from_pool.hpp"
+#include "tests/unit/support/pg_connection.hpp"
+#include "tests/unit/support/relay_collector.hpp"
 #include "tests/unit/support/silent_listener.hpp"
 
 #include <gtest/gtest.h>
@@ -19,13 +21,13 @@
 
 using namespace qf;
 using namespace qf::engines;
+using qf::test_support::relay_collector;
 using namespace std::chrono_literals;
 
 namespace {
 
 std::string server_url() {
-  auto* url = std::getenv("QF_PG_URL");
-  return url ? url : "postgres://postgres@127.0.0.1:15432/postgres";
+  return qf::test_support::pg_server_url();
 }
 
 /// Collects a run; pauses once after the first rows, resumed from the loop.
@@ -76,60 +78,6 @@ struct collector : pg_async_listener, std::enable_shared_from_this<collector> {
   io::event_loop* conn_loop = nullptr;
 };
 
-/// Collects a relayed run: the server's messages as bytes.
-struct relay_collector : pg_async_listener {
-  std::string messages;
-  int64_t data_rows = 0;
-  std::string error_code;
-  std::promise<void> done;
-
-  void on_notice(const notice&) override {
-    ADD_FAILURE() << "a relay's notices are among its bytes";
-  }
-  void on_columns(std::vector<column>) override {
-    ADD_FAILURE() << "a relay reports bytes";
-  }
-  bool on_rows(row_batch&) override {
-    ADD_FAILURE() << "a relay reports bytes";
-    return true;
-  }
-  void on_done(int64_t) override {
-    ADD_FAILURE() << "a relay reports bytes";
-  }
-  void on_failed(const engine_error& e) override {
-    error_code = e.sqlstate();
-    done.set_value();
-  }
-  bool on_relayed(std::string_view m) override {
-    messages.append(m);
-    return true;
-  }
-  void on_relay_done(int64_t rows, const engine_error* e) override {
-    data_rows = rows;
-    if (e)
-      error_code = e->sqlstate();
-    done.set_value();
-  }
-
-  /// The first column of the first DataRow, as text.
-  std::string first_cell() const {
-    std::string_view rest = messages;
-    while (!rest.empty()) {
-      qf::pgwire::frame f;
-      auto d = qf::pgwire::next_frame(rest, false, 1 << 30, f);
-      if (d.status != qf::pgwire::decode_status::ok)
-        break;
-      if (f.tag == 'D' && f.body.size() >= 6) {
-        auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(f.body[i])); };
-        uint32_t len = b(2) << 24 | b(3) << 16 | b(4) << 8 | b(5);
-        return len == 0xFFFFFFFF ? "NULL" : std::string{f.body.substr(6, len)};
-      }
-      rest.remove_prefix(d.consumed);
-    }
-    return "(no row)";
-  }
-};
-
 class pg_async_connection_test : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -146,17 +94,7 @@ protected:
   }
 
   static std::shared_ptr<pg_async_connection> open_on(io::event_loop& loop) {
-    std::promise<std::shared_ptr<pg_async_connection>> opened;
-    loop.post([&] {
-      pg_async_connection::open(server_url(), loop,
-                                [&](std::shared_ptr<pg_async_connection> c, std::string why) {
-                                  EXPECT_TRUE(c) << why;
-                                  opened.set_value(std::move(c));
-                                });
-    });
-    auto f = opened.get_future();
-    EXPECT_EQ(f.wait_for(10s), std::future_status::ready);
-    return f.get();
+    return qf::test_support::open_pg_connection(loop);
   }
 
   /// Runs sql on the loop and waits for its end.
@@ -175,7 +113,7 @@ protected:
   std::shared_ptr<relay_collector> relay(const std::string& sql, parameters params = {},
                                          bool prepared = false) {
     auto c = std::make_shared<relay_collector>();
-    auto finished = c->done.get_future();
+    auto finished = c->finished;
     loop_->post([&, c] {
       if (params.empty() && !prepared)
         conn_->relay(sql, c);
@@ -334,7 +272,7 @@ TEST_F(pg_async_connection_test, a_server_error_and_hang_up_read_in_one_event_en
   conn_ = open();
   ASSERT_TRUE(conn_);
   auto c = std::make_shared<relay_collector>();
-  auto finished = c->done.get_future();
+  auto finished = c->finished;
   const std::string sql = "SELECT pg_sleep(20) AS in_one_event";
   loop_->post([&, c] { conn_->relay(sql, c); });
 

@@ -534,3 +534,30 @@ clusterGroups: { g: { members: [pg, my] } }
   EXPECT_EQ(ok.config->clusters[0].max_pinned_sessions, 3u);
   EXPECT_EQ(ok.config->clusters[1].max_pinned_sessions, 50u);
 }
+
+TEST(config_loader, pipeline_depth_is_postgres_only_and_at_least_one) {
+  auto r = load_from_string(R"(
+queryflux: {}
+clusters:
+  my: { engine: mysql, endpoint: "mysql://u@h/d", pipelineDepth: 4 }
+  pg: { engine: postgres, endpoint: "postgres://u@h/d", pipelineDepth: 0 }
+  deep: { engine: postgres, endpoint: "postgres://u@h/d", pipelineDepth: 65 }
+clusterGroups: { g: { members: [my, pg, deep] } }
+)");
+  EXPECT_TRUE(has_problem(r, "clusters.my.pipelineDepth: only postgres clusters pipeline statements"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "clusters.pg.pipelineDepth: must be at least 1 (1: no pipelining)"))
+    << all_problems(r);
+  EXPECT_TRUE(has_problem(r, "clusters.deep.pipelineDepth: expected a whole number from 0 to 64"))
+    << all_problems(r);
+  auto ok = load_from_string(R"(
+queryflux: {}
+clusters:
+  pg: { engine: postgres, endpoint: "postgres://u@h/d", pipelineDepth: 1 }
+  other: { engine: postgres, endpoint: "postgres://u@h/d" }
+clusterGroups: { g: { members: [pg, other] } }
+)");
+  ASSERT_TRUE(ok.config) << all_problems(ok);
+  EXPECT_EQ(ok.config->clusters[0].pipeline_depth, 1u);
+  EXPECT_EQ(ok.config->clusters[1].pipeline_depth, 8u);
+}

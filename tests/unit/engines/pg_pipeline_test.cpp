@@ -1,0 +1,249 @@
+// Plain statements relayed behind each other on one connection
+// (pg_async_connection::relay_behind): each gets its own answer in order,
+// and none waits on a statement that stalls, a client that stops reading,
+// a cancel or a lost connection. Against the real PostgreSQL the test
+// command starts (QF_PG_URL), on a real event loop.
+#include "engines/pg_async_connection.hpp"
+#include "tests/unit/support/pg_connection.hpp"
+#include "tests/unit/support/relay_collector.hpp"
+
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+using namespace qf;
+using namespace qf::engines;
+using namespace std::chrono_literals;
+using qf::test_support::relay_collector;
+
+namespace {
+
+class pg_pipeline_test : public ::testing::Test {
+protected:
+  void SetUp() override {
+    loop_ = io::event_loop::create();
+    loop_->start();
+    conn_ = test_support::open_pg_connection(*loop_);
+    ASSERT_TRUE(conn_);
+  }
+  void TearDown() override {
+    loop_->post([c = std::move(conn_)] {}); // closed on its loop
+    loop_->stop();
+  }
+
+  /// Runs `fn` on the loop and waits for it.
+  template <class Fn>
+  auto on_loop(Fn fn) {
+    std::packaged_task<decltype(fn())()> task(std::move(fn));
+    auto result = task.get_future();
+    loop_->post([&task] { task(); });
+    EXPECT_EQ(result.wait_for(10s), std::future_status::ready);
+    return result.get();
+  }
+
+  /// The first statement relayed as plain, the rest behind it, in one task
+  /// of the loop: all of them go before the first can end.
+  std::vector<std::shared_ptr<relay_collector>> pipeline(std::vector<std::string> sqls) {
+    std::vector<std::shared_ptr<relay_collector>> cs;
+    for (size_t i = 0; i < sqls.size(); ++i)
+      cs.push_back(std::make_shared<relay_collector>());
+    bool all_taken = on_loop([&] {
+      conn_->relay(sqls[0], cs[0], 0, true);
+      for (size_t i = 1; i < sqls.size(); ++i) {
+        if (!conn_->takes_more_behind(8))
+          return false;
+        conn_->relay_behind(sqls[i], cs[i]);
+      }
+      return true;
+    });
+    EXPECT_TRUE(all_taken);
+    return cs;
+  }
+
+  /// A connection back in step, once the answers nobody hears were read:
+  /// a new relay gets its own answer.
+  void expect_in_step() {
+    for (int i = 0; i < 1000 && !on_loop([&] { return conn_->reusable(); }); ++i)
+      std::this_thread::sleep_for(10ms);
+    auto c = std::make_shared<relay_collector>();
+    on_loop([&] {
+      EXPECT_TRUE(conn_->reusable());
+      conn_->relay("SELECT 'in step'", c);
+      return 0;
+    });
+    ASSERT_TRUE(c->ended());
+    EXPECT_EQ(c->first_cell(), "in step");
+  }
+
+  /// Runs `what` (of pid) from another session on the server once `sql`
+  /// (without quotes) runs there: true when it did.
+  static bool once_running(const std::string& sql, const std::string& what) {
+    PGconn* admin = PQconnectdb(test_support::pg_server_url().c_str());
+    EXPECT_EQ(PQstatus(admin), CONNECTION_OK);
+    bool done = false;
+    auto query = "SELECT " + what + " FROM pg_stat_activity WHERE query = '" + sql
+                 + "' AND state = 'active'";
+    for (int i = 0; i < 100 && !done; ++i) {
+      PGresult* res = PQexec(admin, query.c_str());
+      done = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
+      PQclear(res);
+      if (!done)
+        std::this_thread::sleep_for(50ms);
+    }
+    PQfinish(admin);
+    return done;
+  }
+
+  std::shared_ptr<io::event_loop> loop_;
+  std::shared_ptr<pg_async_connection> conn_;
+};
+
+} // namespace
+
+TEST_F(pg_pipeline_test, each_statement_behind_another_gets_its_own_answer_in_turn) {
+  conn_->pipeline_patience(60s); // none of them is moved, however slow the machine
+  auto cs = pipeline({"SELECT 'first'", "SELECT 'second'", "SELECT * FROM no_such_table_behind",
+                      "SELECT g FROM generate_series(1, 3000) g", "SELECT 'last'"});
+  for (const auto& c : cs)
+    ASSERT_TRUE(c->ended());
+  EXPECT_EQ(cs[0]->first_cell(), "first");
+  EXPECT_EQ(cs[1]->first_cell(), "second");
+  EXPECT_EQ(cs[1]->error_code, "");
+  EXPECT_EQ(cs[2]->error_code, "42P01"); // and those behind it run as ever
+  EXPECT_EQ(cs[3]->first_cell(), "1");
+  EXPECT_EQ(cs[3]->data_rows, 3000);
+  EXPECT_EQ(cs[4]->first_cell(), "last");
+  for (const auto& c : cs)
+    EXPECT_FALSE(c->moved);
+  EXPECT_FALSE(on_loop([&] { return conn_->pipelining(); }));
+  expect_in_step();
+}
+
+TEST_F(pg_pipeline_test, takes_more_only_up_to_its_depth_and_while_the_running_one_is_young) {
+  auto first = std::make_shared<relay_collector>();
+  auto second = std::make_shared<relay_collector>();
+  auto takes = on_loop([&] {
+    std::vector<bool> t;
+    t.push_back(conn_->takes_more_behind(8)); // nothing runs
+    conn_->relay("SELECT 'first' FROM pg_sleep(1)", first, 0, true);
+    t.push_back(conn_->takes_more_behind(2));
+    conn_->relay_behind("SELECT 'second'", second);
+    t.push_back(conn_->takes_more_behind(2));
+    t.push_back(conn_->takes_more_behind(3));
+    return t;
+  });
+  EXPECT_EQ(takes, (std::vector<bool>{false, true, false, true}));
+  std::this_thread::sleep_for(pg_async_connection::pipeline_join_window * 5);
+  EXPECT_FALSE(on_loop([&] { return conn_->takes_more_behind(8); }))
+    << "a statement that has run for a while may run long: nobody more waits on it";
+  ASSERT_TRUE(first->ended() && second->ended());
+}
+
+TEST_F(pg_pipeline_test, those_behind_a_statement_that_runs_long_are_moved_before_it_ends) {
+  auto cs = pipeline({"SELECT 'slow' FROM pg_sleep(3)", "SELECT 'waiting'"});
+  auto& slow = cs[0];
+  auto& waiting = cs[1];
+  ASSERT_TRUE(waiting->ended());
+  EXPECT_TRUE(waiting->moved);
+  EXPECT_TRUE(slow->still_running()) << "moved only once the statement ahead ended";
+  ASSERT_TRUE(slow->ended());
+  EXPECT_EQ(slow->first_cell(), "slow");
+  EXPECT_EQ(waiting->messages, "") << "the server's answer to a moved statement is nobody's";
+  expect_in_step();
+}
+
+TEST_F(pg_pipeline_test, those_behind_a_client_that_stops_reading_are_moved) {
+  conn_->pipeline_patience(60s); // moved for the pause, not the time
+  auto reader = std::make_shared<relay_collector>();
+  reader->pause_first = true;
+  auto waiting = std::make_shared<relay_collector>();
+  on_loop([&] {
+    conn_->relay("SELECT g FROM generate_series(1, 200000) g", reader, 0, true);
+    conn_->relay_behind("SELECT 'waiting'", waiting);
+    return 0;
+  });
+  ASSERT_TRUE(waiting->ended());
+  EXPECT_TRUE(waiting->moved);
+  EXPECT_TRUE(reader->paused);
+  on_loop([&] {
+    conn_->resume();
+    return 0;
+  });
+  ASSERT_TRUE(reader->ended());
+  EXPECT_EQ(reader->data_rows, 200000);
+  expect_in_step();
+}
+
+TEST_F(pg_pipeline_test, a_cancelled_follower_fails_with_57014_and_the_others_are_answered) {
+  conn_->pipeline_patience(60s);
+  auto cs = pipeline({"SELECT 'first' FROM pg_sleep(0.3)", "SELECT 'cancelled'", "SELECT 'third'"});
+  on_loop([&] {
+    conn_->cancel(cs[1].get());
+    return 0;
+  });
+  ASSERT_TRUE(cs[1]->ended());
+  EXPECT_EQ(cs[1]->error_code, "57014");
+  EXPECT_TRUE(cs[0]->still_running());
+  ASSERT_TRUE(cs[0]->ended() && cs[2]->ended());
+  EXPECT_EQ(cs[0]->first_cell(), "first");
+  EXPECT_EQ(cs[2]->first_cell(), "third");
+  expect_in_step();
+}
+
+TEST_F(pg_pipeline_test, cancelling_the_running_one_moves_those_behind_it_first) {
+  conn_->pipeline_patience(60s);
+  const std::string sql = "SELECT 1 AS first FROM pg_sleep(5)";
+  auto cs = pipeline({sql, "SELECT 'waiting'"});
+  ASSERT_TRUE(once_running(sql, "pid")); // a cancel before it runs is lost
+  on_loop([&] {
+    conn_->cancel(cs[0].get());
+    return 0;
+  });
+  ASSERT_TRUE(cs[1]->ended());
+  EXPECT_TRUE(cs[1]->moved);
+  ASSERT_TRUE(cs[0]->ended());
+  EXPECT_EQ(cs[0]->error_code, "57014");
+}
+
+TEST_F(pg_pipeline_test, a_cancelled_one_takes_nobody_more_behind_it) {
+  conn_->pipeline_patience(60s);
+  auto first = std::make_shared<relay_collector>();
+  bool takes = on_loop([&] {
+    conn_->relay("SELECT 'first' FROM pg_sleep(5)", first, 0, true);
+    conn_->cancel(first.get());
+    return conn_->takes_more_behind(8);
+  });
+  EXPECT_FALSE(takes) << "the cancel may land after the statement it was for";
+  ASSERT_TRUE(first->ended());
+}
+
+TEST_F(pg_pipeline_test, a_client_that_leaves_costs_the_others_nothing) {
+  conn_->pipeline_patience(60s);
+  auto cs = pipeline({"SELECT 'first' FROM pg_sleep(0.3)", "SELECT 'leaving'", "SELECT 'third'"});
+  on_loop([&] {
+    conn_->abandon(cs[1].get());
+    conn_->abandon(cs[0].get()); // followed: it runs to its end, unheard
+    return 0;
+  });
+  ASSERT_TRUE(cs[2]->ended());
+  EXPECT_EQ(cs[2]->first_cell(), "third");
+  EXPECT_TRUE(cs[0]->still_running());
+  EXPECT_TRUE(cs[1]->still_running());
+  EXPECT_EQ(cs[0]->messages, "");
+  EXPECT_EQ(cs[1]->messages, "");
+  expect_in_step();
+}
+
+TEST_F(pg_pipeline_test, those_behind_a_lost_connection_are_moved_not_failed) {
+  conn_->pipeline_patience(60s);
+  const std::string sql = "SELECT 1 AS doomed FROM pg_sleep(20)";
+  auto cs = pipeline({sql, "SELECT 'waiting'"});
+  ASSERT_TRUE(once_running(sql, "pg_terminate_backend(pid)"));
+  ASSERT_TRUE(cs[0]->ended() && cs[1]->ended());
+  EXPECT_NE(cs[0]->error_code, "");
+  EXPECT_TRUE(cs[1]->moved);
+  EXPECT_FALSE(on_loop([&] { return conn_->reusable(); }));
+}
