@@ -100,15 +100,16 @@ test('pipelineDepth 1 relays one statement at a time per connection', T, async (
   assert.deepEqual(await pipelineCounts(gw), { pipelined: 0, moved: 0 });
 });
 
-/// Fires `blocker` from one client and a plain statement from each of the
-/// others in the same tick, until some of them were moved off the
-/// blocker's connection (or `attempts` ran out); every quick statement must
-/// be answered while the blocker still waits.
-async function quickOnesAnsweredBeside(gw, startBlocker, quickClients, attempts = 20) {
+/// Fires a blocker (`prepare(a)` readies it and returns what fires it) and
+/// a plain statement from each quick client in the same tick, until some
+/// of them were moved off the blocker's connection (or `attempts` ran
+/// out); every quick statement must be answered while the blocker waits.
+async function quickOnesAnsweredBeside(gw, prepare, quickClients, attempts = 20) {
   const before = await pipelineCounts(gw);
   const blockers = [];
   for (let a = 0; a < attempts; a++) {
-    blockers.push(startBlocker(a));
+    const fire = await prepare(a);
+    blockers.push(fire());
     const quick = quickClients.map((c, k) => c.query(`SELECT 'quick_${a}_${k}' AS tag`));
     const answered = Promise.all(quick);
     const late = sleep(15000).then(() => 'late');
@@ -130,7 +131,7 @@ test('a statement waiting on a lock holds up nobody who was relayed behind it', 
   const blockerClients = await clients(gw, 20);
   const quickClients = await clients(gw, 7);
   const blocked = await quickOnesAnsweredBeside(gw,
-    (a) => blockerClients[a].query('SELECT x AS locked_x FROM pipe_locked'), quickClients);
+    (a) => () => blockerClients[a].query('SELECT x AS locked_x FROM pipe_locked'), quickClients);
   for (const b of blocked) {
     assert.equal(await Promise.race([b.then(() => 'answered'), sleep(50).then(() => 'waiting')]), 'waiting',
       'the locked statement ran before its lock was released');
@@ -147,18 +148,18 @@ test('a client that stops reading its result holds up nobody who was relayed beh
     INSERT INTO pipe_wide SELECT repeat('w', 200) FROM generate_series(1, 2000)`);
   const quickClients = await clients(gw, 7);
   const readers = [];
-  await quickOnesAnsweredBeside(gw, () => {
-    const raw = loggedInRawClient(gw).then((r) => {
-      r.sock.pause(); // reads nothing from here on
-      r.query('SELECT a.pad, b.pad AS pad2 FROM pipe_wide a, pipe_wide b');
-      return r;
-    });
+  await quickOnesAnsweredBeside(gw, async () => {
+    const raw = await loggedInRawClient(gw);
     readers.push(raw);
-    return raw;
+    return () => {
+      raw.sock.pause(); // reads nothing from here on
+      raw.query('SELECT a.pad, b.pad AS pad2 FROM pipe_wide a, pipe_wide b');
+      return raw;
+    };
   }, quickClients);
   // The readers leave: their statements end on the server, and the others
   // go on as before.
-  for (const r of readers) (await r).sock.destroy();
+  for (const r of readers) r.sock.destroy();
   const again = await Promise.all(quickClients.map((c, k) => c.query(`SELECT 'after_${k}' AS tag`)));
   again.forEach((r, k) => assert.equal(r.rows[0].tag, `after_${k}`));
 });
