@@ -16,6 +16,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -61,26 +62,39 @@ public:
 
   /// A connection of `loop`'s that runs statements and takes more behind
   /// them (PostgreSQL's pipelining: those `fits` says it takes), or null.
+  /// Only `loop`'s own are looked at: each is touched on its loop's thread
+  /// alone, and leaves the list before it can move to another loop
+  /// (give_back()).
   template <class Fits>
   std::shared_ptr<Connection> join(const io::event_loop& loop, Fits fits) {
     std::lock_guard guard{mtx_};
-    for (auto it = running_.begin(); it != running_.end();) {
+    auto listed = running_.find(&loop);
+    if (listed == running_.end())
+      return nullptr;
+    auto& conns = listed->second;
+    for (auto it = conns.begin(); it != conns.end();) {
       auto conn = it->lock();
       if (!conn || !conn->pipelining()) {
-        it = running_.erase(it);
+        it = conns.erase(it);
         continue;
       }
-      if (&conn->loop() == &loop && fits(*conn))
+      if (fits(*conn))
         return conn;
       ++it;
     }
     return nullptr;
   }
 
-  /// `conn` runs a statement others may join (join()) until its pipeline ends.
+  /// `conn`, which runs on its loop, takes statements behind its running
+  /// one (join()) while it pipelines.
   void joinable(const std::shared_ptr<Connection>& conn) {
     std::lock_guard guard{mtx_};
-    running_.push_back(conn);
+    auto& conns = running_[&conn->loop()];
+    bool listed = std::any_of(conns.begin(), conns.end(), [&](const std::weak_ptr<Connection>& w) {
+      return !w.owner_before(conn) && !conn.owner_before(w);
+    });
+    if (!listed)
+      conns.push_back(conn);
   }
 
   /// With none of `loop`'s own idle (take() said null): one idle on
@@ -114,6 +128,7 @@ public:
     if (!conn || !conn->poolable())
       return;
     std::lock_guard guard{mtx_};
+    unlist(*conn); // it may move to another loop from here
     if (!retired_ && idle_.size() < max_idle_)
       idle_.push_back({std::move(conn), io::round_clock::steady()});
   }
@@ -126,6 +141,7 @@ public:
       std::lock_guard guard{mtx_};
       retired_ = true;
       closing.swap(idle_);
+      running_.clear();
     }
     for (auto& idle : closing)
       close_on_its_loop(std::move(idle.conn));
@@ -171,6 +187,19 @@ private:
     return idle;
   }
 
+  /// Off the list of `conn`'s loop's pipelining connections (mtx_ held).
+  void unlist(const Connection& conn) {
+    if constexpr (requires { conn.pipelining(); }) {
+      auto listed = running_.find(&conn.loop());
+      if (listed == running_.end())
+        return;
+      std::erase_if(listed->second, [&](const std::weak_ptr<Connection>& w) {
+        auto c = w.lock();
+        return !c || c.get() == &conn;
+      });
+    }
+  }
+
   /// A connection is only touched on its loop's thread, its end included.
   static void close_on_its_loop(std::shared_ptr<Connection> conn) {
     auto& loop = conn->loop();
@@ -182,7 +211,8 @@ private:
 
   std::mutex mtx_;
   std::vector<idle_connection> idle_;
-  std::vector<std::weak_ptr<Connection>> running_; // joinable, while they are
+  // Per loop, its connections that pipeline (join()), while they do.
+  std::unordered_map<const io::event_loop*, std::vector<std::weak_ptr<Connection>>> running_;
   bool retired_ = false;
 };
 

@@ -69,6 +69,11 @@ public:
 
   /// Reads on after on_rows() asked to pause.
   void resume();
+  /// The same, called as PostgreSQL's is (one statement at a time: the
+  /// paused one is the listener's).
+  void resume(const mysql_async_listener*) {
+    resume();
+  }
 
   /// KILL QUERY from a helper thread (the protocol has no out-of-band
   /// cancel). The run still ends with an event.

@@ -185,6 +185,7 @@ bool pg_async_connection::start() {
 
 void pg_async_connection::leave_loop() {
   socket_.close(); // the copy: the connection itself stays open
+  disarm_patience(); // its timer is the old loop's
 }
 
 bool pg_async_connection::join_loop(io::event_loop& to) {
@@ -221,6 +222,8 @@ void pg_async_connection::on_ready(uint32_t events) {
     case waiting::relay_output:
       if (writable_)
         relay_write();
+      else if (readable_ && pipelined_) // the server answers those ahead meanwhile
+        relay_read();
       break;
     case waiting::relay_input:
       if (readable_)
@@ -411,6 +414,11 @@ bool pg_async_connection::drain_results() {
   return true;
 }
 
+void pg_async_connection::resume(const pg_async_listener* who) {
+  if (to_.get() == who)
+    resume();
+}
+
 void pg_async_connection::resume() {
   if (!paused_)
     return;
@@ -436,15 +444,15 @@ void pg_async_connection::relay(const std::string& sql,
   begin_relay(std::move(to));
   position_shift_ = position_shift;
   extended_relay_ = false;
-  pipelined_ = plain;
+  pipelined_ = plain && !held_by_a_client(); // a client's own: nobody else's runs here
   running_since_ = io::round_clock::steady();
   pgwire::query_message(out_, sql);
   relay_write();
 }
 
 bool pg_async_connection::takes_more_behind(size_t depth) const {
-  return pipelining() && !paused_ && !copying_in_ && !refusing_copy_ && !cancel_went_
-         && to_ != nobody() && behind_.size() + 1 < depth
+  return pipelining() && !held_by_a_client() && !paused_ && !copying_in_ && !refusing_copy_
+         && !cancel_went_ && to_ != nobody() && behind_.size() + 1 < depth
          && io::round_clock::steady() - running_since_ < pipeline_join_window;
 }
 
@@ -456,7 +464,11 @@ void pg_async_connection::relay_behind(const std::string& sql,
     out_sent_ = 0;
   }
   pgwire::query_message(out_, sql);
-  behind_.push_back({std::move(to), position_shift});
+  queue_behind({std::move(to), position_shift, false, {}, {}});
+}
+
+void pg_async_connection::queue_behind(queued_relay next) {
+  behind_.push_back(std::move(next));
   if (!patience_armed_)
     arm_patience();
   if (waiting_ != waiting::relay_output)
@@ -467,16 +479,21 @@ void pg_async_connection::arm_patience() {
   patience_armed_ = true;
   auto waited = io::round_clock::steady() - running_since_;
   auto left = std::chrono::ceil<std::chrono::milliseconds>(patience_ - waited);
-  loop_->after(std::max(left, std::chrono::milliseconds{1}),
-               [weak = weak_from_this()] {
-                 if (auto self = weak.lock())
-                   self->patience_expired();
-               });
+  patience_timer_ = loop_->after(std::max(left, std::chrono::milliseconds{1}),
+                                 [weak = weak_from_this()] {
+                                   if (auto self = weak.lock())
+                                     self->patience_expired();
+                                 });
+}
+
+void pg_async_connection::disarm_patience() {
+  if (std::exchange(patience_armed_, false))
+    loop_->cancel(patience_timer_);
 }
 
 void pg_async_connection::patience_expired() {
   patience_armed_ = false;
-  if (!followed() || !pipelining())
+  if (!relaying_ || !followed())
     return;
   if (io::round_clock::steady() - running_since_ >= patience_)
     return move_followers();
@@ -508,10 +525,37 @@ void pg_async_connection::relay_extended(const std::string& sql, const parameter
                                          const std::vector<uint32_t>& param_types,
                                          const std::vector<int16_t>& result_formats,
                                          bool describe, bool prepared,
-                                         std::shared_ptr<pg_async_listener> to) {
+                                         std::shared_ptr<pg_async_listener> to, bool plain) {
   begin_relay(std::move(to));
   position_shift_ = 0; // the client's statement, whole
   extended_relay_ = true;
+  pipelined_ = plain && !held_by_a_client();
+  running_since_ = io::round_clock::steady();
+  append_execute(sql, params, param_types, result_formats, describe, prepared, parsing_,
+                 executing_);
+  relay_write();
+}
+
+void pg_async_connection::relay_extended_behind(const std::string& sql, const parameters& params,
+                                                const std::vector<uint32_t>& param_types,
+                                                const std::vector<int16_t>& result_formats,
+                                                bool describe, bool prepared,
+                                                std::shared_ptr<pg_async_listener> to) {
+  if (out_sent_ == out_.size()) {
+    out_.clear();
+    out_sent_ = 0;
+  }
+  queued_relay next{std::move(to), 0, true, {}, {}};
+  append_execute(sql, params, param_types, result_formats, describe, prepared, next.parsing,
+                 next.executing);
+  queue_behind(std::move(next));
+}
+
+void pg_async_connection::append_execute(const std::string& sql, const parameters& params,
+                                         const std::vector<uint32_t>& param_types,
+                                         const std::vector<int16_t>& result_formats,
+                                         bool describe, bool prepared, std::string& parsing,
+                                         std::string& executing) {
   pgwire::statement_ref statement;
   if (prepared) {
     // The same text with other parameter types is another statement.
@@ -519,12 +563,17 @@ void pg_async_connection::relay_extended(const std::string& sql, const parameter
     auto use = statements_.prepare(out_, key);
     statement = {use.name, use.parse};
     if (use.parse)
-      parsing_ = key;
-    executing_ = std::move(key);
+      parsing = key;
+    executing = std::move(key);
   }
   pgwire::extended_messages(out_, sql, params, param_types, result_formats, describe,
                             statement);
-  relay_write();
+}
+
+bool pg_async_connection::parses(std::string_view key) const {
+  return (relaying_ && parsing_ == key)
+         || std::any_of(behind_.begin(), behind_.end(),
+                        [key](const queued_relay& q) { return q.parsing == key; });
 }
 
 void pg_async_connection::relay_describe(const std::string& sql,
@@ -581,11 +630,8 @@ void pg_async_connection::relay_write() {
 
 void pg_async_connection::relay_read() {
   waiting_ = waiting::nothing;
-  if (!to_) { // abandoned: let the connection go
-    broken_ = true;
-    running_ = relaying_ = false;
-    return;
-  }
+  if (!to_) // abandoned: let the connection go
+    return stop_relaying();
   constexpr size_t chunk = 64 * 1024;
   for (;;) {
     if (in_.size() < in_len_ + chunk)
@@ -600,8 +646,7 @@ void pg_async_connection::relay_read() {
       if (errno != EAGAIN && errno != EWOULDBLOCK)
         return lost(std::strerror(errno));
       readable_ = false;
-      waiting_ = waiting::relay_input;
-      return;
+      return await_relay_io();
     }
     // A short read emptied the socket: the rest is announced by epoll,
     // but for the end of the stream, which it announced already.
@@ -612,10 +657,27 @@ void pg_async_connection::relay_read() {
       return relay_write(); // the CopyFail; the server's answer follows
     if (!go_on)
       return;
-    waiting_ = waiting::relay_input;
+    await_relay_io();
     if (!readable_)
       return;
   }
+}
+
+void pg_async_connection::await_relay_io() {
+  // A Query relayed behind the running one may wait for room in the
+  // socket (relay_behind() from inside an answer's callback).
+  waiting_ = out_sent_ < out_.size() ? waiting::relay_output : waiting::relay_input;
+}
+
+void pg_async_connection::stop_relaying() {
+  to_.reset();
+  behind_.clear();
+  broken_ = true;
+  running_ = relaying_ = pipelined_ = paused_ = false;
+  waiting_ = waiting::nothing;
+  disarm_patience();
+  if (unheard_)
+    loop_->post([self = std::exchange(unheard_, nullptr)] {});
 }
 
 bool pg_async_connection::relay_scan() {
@@ -676,10 +738,16 @@ bool pg_async_connection::relay_ended() {
   auto error = std::exchange(error_, std::nullopt);
   // A plain statement cannot open a transaction block; if one did (a
   // function behind a view), those behind it must not run inside it.
-  bool next = !behind_.empty() && !broken_ && !in_transaction_;
+  // Nor after one that left its client's state here (a function's
+  // set_config() or LISTEN behind a view).
+  bool next = !behind_.empty() && !broken_ && !in_transaction_ && !held_by_a_client();
   if (next) {
-    to_ = std::move(behind_.front().to);
-    position_shift_ = behind_.front().position_shift;
+    auto& front = behind_.front();
+    to_ = std::move(front.to);
+    position_shift_ = front.position_shift;
+    extended_relay_ = front.extended;
+    parsing_ = std::move(front.parsing);
+    executing_ = std::move(front.executing);
     behind_.pop_front();
     running_since_ = io::round_clock::steady();
   } else {
@@ -695,8 +763,15 @@ bool pg_async_connection::relay_ended() {
     if (in_.size() > 1024 * 1024) // grown for a large row: not kept while pooled
       in_ = {};
     running_ = relaying_ = pipelined_ = false;
-    if (unheard_) // nobody else may hold it: it closes, on its loop
-      loop_->post([self = std::exchange(unheard_, nullptr)] {});
+    disarm_patience();
+    if (unheard_) {
+      // The last answer was nobody's: no session gives the connection back.
+      bool orphan = to == nobody();
+      loop_->post([self = std::exchange(unheard_, nullptr), orphan] {
+        if (orphan && self->home_ && self->poolable())
+          self->home_(self);
+      });
+    }
   }
   if (to)
     to->on_relay_done(rows, error ? &*error : nullptr);
@@ -767,6 +842,7 @@ void pg_async_connection::lost(const std::string& why) {
   // Their answers had not begun: they run elsewhere, as they would have.
   move_followers();
   behind_.clear();
+  disarm_patience();
   if (unheard_)
     loop_->post([self = std::exchange(unheard_, nullptr)] {});
   if (std::exchange(relaying_, false) && error_) {
@@ -782,22 +858,23 @@ void pg_async_connection::lost(const std::string& why) {
 }
 
 void pg_async_connection::cancel(const pg_async_listener* who) {
-  if (!running_ || !who)
+  if (!running_)
     return;
   if (to_.get() != who) {
     auto waits = std::find_if(behind_.begin(), behind_.end(),
                               [who](const queued_relay& q) { return q.to.get() == who; });
-    if (waits == behind_.end())
+    if (waits != behind_.end()) {
+      // The server runs it unheard (a plain statement): its session, which
+      // asked for the cancel, ends it as cancelled.
+      auto to = waits->to;
+      drop_listener(waits->to);
+      loop_->post([to = std::move(to)] { to->on_relay_moved(); });
+      return;
+    }
+    if (pipelined_)
       return; // it ended: the statement running now is another client's
-    auto to = waits->to;
-    drop_listener(waits->to); // the server runs it unheard: a plain statement
-    loop_->post([to = std::move(to)] {
-      to->on_failed(engine_error(error_kind::cancelled, "canceling statement due to user request",
-                                 "57014"));
-    });
-    return;
-  }
-  if (pipelined_) {
+    // Not pipelined, what runs is its session's (a replay of its settings).
+  } else if (pipelined_) {
     // The cancel may land once this one ended: on a follower, whose answer
     // nobody hears then, never on a statement that joins later.
     move_followers();
@@ -814,19 +891,20 @@ void pg_async_connection::cancel(const pg_async_listener* who) {
 }
 
 void pg_async_connection::abandon(const pg_async_listener* who) {
-  if (who && to_.get() == who) {
-    if (followed()) // a cancel could land on theirs: it runs to its end, unheard
-      return drop_listener(to_);
-    cancel(who);
-    to_.reset();
-    broken_ = true;
-    return;
-  }
   auto waits = std::find_if(behind_.begin(), behind_.end(),
                             [who](const queued_relay& q) { return who && q.to.get() == who; });
   if (waits != behind_.end())
     return drop_listener(waits->to);
-  broken_ = true; // a cancel sent for its ended statement may still land here
+  if (pipelined_ && to_.get() != who) {
+    // Its statement ended; a cancel sent for it may still land here.
+    broken_ = broken_ || cancel_went_;
+    return;
+  }
+  cancel(who); // those behind it are moved first
+  if (pipelined_)
+    return stop_relaying();
+  to_.reset();
+  broken_ = true;
 }
 
 bool pg_async_connection::quiet() const {

@@ -114,6 +114,13 @@ public:
   // another's runs, and the server takes it up without sleeping in
   // between (docs/performance.md, "Session 16").
 
+  /// Where the connection goes back to once a pipeline ends with an
+  /// answer nobody heard (no session holds it then to give it back).
+  void home(std::function<void(std::shared_ptr<pg_async_connection>)> give_back) {
+    if (!home_)
+      home_ = std::move(give_back);
+  }
+
   /// A relay that others may queue behind runs here (listed by the lane
   /// pool while it does).
   bool pipelining() const {
@@ -143,10 +150,22 @@ public:
   /// this connection (pgwire::server_statements), so that the server
   /// plans it once; any other goes as the unnamed statement.
   /// param_types: the client's Parse's (0: the server infers it).
+  /// plain: as relay()'s.
   void relay_extended(const std::string& sql, const parameters& params,
                       const std::vector<uint32_t>& param_types,
                       const std::vector<int16_t>& result_formats, bool describe,
-                      bool prepared, std::shared_ptr<pg_async_listener> to);
+                      bool prepared, std::shared_ptr<pg_async_listener> to, bool plain = false);
+  /// relay_extended() of a plain statement behind those running here, as
+  /// relay_behind(). A `prepared` one only where no relay here parses the
+  /// same statement (parses()): if that Parse failed, its Bind would fail
+  /// with another error than its own.
+  void relay_extended_behind(const std::string& sql, const parameters& params,
+                             const std::vector<uint32_t>& param_types,
+                             const std::vector<int16_t>& result_formats, bool describe,
+                             bool prepared, std::shared_ptr<pg_async_listener> to);
+  /// A relay running or waiting here parses the server statement `key`
+  /// (pgwire::statement_key) that it prepares for clients.
+  bool parses(std::string_view key) const;
 
   /// The server describes a client's statement (pgwire::
   /// describe_statement_messages): its answer comes back as bytes, but
@@ -178,20 +197,23 @@ public:
 
   /// Reads on after on_rows() or on_relayed() asked to pause.
   void resume();
+  /// The same, if `who`'s answer is the one being read: a session's
+  /// client that drained says so, and only its own pause ends.
+  void resume(const pg_async_listener* who);
 
   /// Asks the server to stop `who`'s statement (from a helper thread:
   /// libpq's cancel connects and waits). The run still ends with an event.
-  /// One waiting behind another's is taken off and fails at once with
-  /// 57014; the running one's followers are moved first, and this
-  /// connection takes nobody more (the cancel may land after the
-  /// statement ended).
+  /// One waiting behind another's is taken off (on_relay_moved(); its
+  /// session, which asked, ends it as cancelled) and runs unheard; the
+  /// running one's followers are moved first, and this connection takes
+  /// nobody more (the cancel may land after the statement ended).
   void cancel(const pg_async_listener* who);
 
-  /// Forgets `who`: its session is gone. Its statement is cancelled and
-  /// the connection closes once the run ends; if others wait behind it,
-  /// it runs to its end unheard instead. One not here (its statement
+  /// Forgets `who`: its session is gone. Its statement is cancelled (those
+  /// behind it moved first) and the connection is not reused; one waiting
+  /// behind another's runs unheard. One not here any more (its statement
   /// ended before a cancel that may still land) leaves the connection
-  /// unfit for reuse.
+  /// unfit for reuse if that cancel went.
   void abandon(const pg_async_listener* who);
 
   /// Idle, connected and in no transaction: fit for the next statement.
@@ -260,11 +282,23 @@ private:
   /// A relay failed: its statement may not be prepared as we think.
   void forget_failed_statement(const engine_error& e);
 
-  /// A relay behind the running one (relay_behind()).
+  /// A relay behind the running one (relay_behind()), and what becomes
+  /// the running relay's once it runs.
   struct queued_relay {
     std::shared_ptr<pg_async_listener> to;
-    int32_t position_shift;
+    int32_t position_shift = 0;
+    bool extended = false;
+    std::string parsing;
+    std::string executing;
   };
+  /// Appends a client's Execute in the extended protocol; `parsing` and
+  /// `executing` get the keys of the kept statement it prepares and runs.
+  void append_execute(const std::string& sql, const parameters& params,
+                      const std::vector<uint32_t>& param_types,
+                      const std::vector<int16_t>& result_formats, bool describe, bool prepared,
+                      std::string& parsing, std::string& executing);
+  /// Queues `next` behind the running relay; its messages are in out_.
+  void queue_behind(queued_relay next);
   /// The running relay's answer ended: its listener is told, after the
   /// next one behind it (if any) became the running one. True when that
   /// one runs now.
@@ -278,7 +312,13 @@ private:
   void drop_listener(std::shared_ptr<pg_async_listener>& to);
   /// Watches the running relay's age while others wait behind it.
   void arm_patience();
+  void disarm_patience();
   void patience_expired();
+  /// What the relay waits for next: room for a Query relayed behind the
+  /// running one, else the server's answer.
+  void await_relay_io();
+  /// Nobody hears anything here any more: the connection is done for.
+  void stop_relaying();
 
   pg_conn* conn_;
   std::shared_ptr<io::event_loop> loop_;
@@ -306,9 +346,12 @@ private:
   std::deque<queued_relay> behind_;
   std::chrono::steady_clock::time_point running_since_; // the running relay's
   bool patience_armed_ = false;
+  io::event_loop::timer patience_timer_;
   std::chrono::milliseconds patience_ = default_pipeline_patience;
   // Alive while relays nobody hears run here: no session holds it then.
   std::shared_ptr<pg_async_connection> unheard_;
+  // Where it goes once the last of them ended (its lane pool).
+  std::function<void(std::shared_ptr<pg_async_connection>)> home_;
   int32_t position_shift_ = 0; // the relayed statement's start in its client's text
   bool extended_relay_ = false; // its batch ended in a Sync
   bool refusing_copy_ = false;  // a CopyFail went: the server's error is not relayed

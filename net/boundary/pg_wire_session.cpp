@@ -177,6 +177,8 @@ public:
   }
 
   void on_relay_done(int64_t data_rows, const engines::engine_error* error) override {
+    if (closed_ || !fast_)
+      return;
     fast_->rows = data_rows;
     if (error) {
       bool cancelled = error->kind() == engines::error_kind::cancelled;
@@ -202,6 +204,8 @@ public:
   }
 
   void on_failed(const engines::engine_error& e) override {
+    if (closed_ || !fast_) // the client left, and its statement ended with it
+      return;
     bool suspended = fast_suspended_;
     bool cancelled = e.kind() == engines::error_kind::cancelled;
     if (std::exchange(stopping_, false) && cancelled) { // the client had what it read
@@ -413,36 +417,51 @@ private:
       backend_->run(fast_->sql, params_, shared_from_this(), param_types_);
     else if (session_.relays_an_execute())
       backend_->relay_extended(fast_->sql, params_, param_types_, session_.relay_result_formats(),
-                               session_.relay_describes(),
-                               session_.relays_a_named_statement(), shared_from_this());
-    else if (pipelines()) {
-      backend_->relay(fast_->sql, shared_from_this(), session_.statement_position(), true);
-      fast_->cluster->lane->joinable(backend_);
-    } else
-      backend_->relay(fast_->sql, shared_from_this(), session_.statement_position());
+                               session_.relay_describes(), session_.relays_a_named_statement(),
+                               shared_from_this(), pipelines());
+    else
+      backend_->relay(fast_->sql, shared_from_this(), session_.statement_position(),
+                      pipelines());
+    if (backend_ && backend_->pipelining()) {
+      const auto& lane = fast_->cluster->lane;
+      lane->joinable(backend_);
+      backend_->home([weak = std::weak_ptr(lane)](std::shared_ptr<engines::pg_async_connection> c) {
+        if (auto pool = weak.lock())
+          pool->give_back(std::move(c));
+      });
+    }
   }
 
-  /// The statement is a simple Query's plain one (fast_statement::plain)
-  /// on a cluster that pipelines: it may run behind others' on one
-  /// connection, and others behind it.
+  /// The statement is a plain one (fast_statement::plain), relayed, on a
+  /// cluster that pipelines: it may run behind others' on one connection,
+  /// and others behind it.
   bool pipelines() const {
     return fast_->plain && fast_->cluster->pipeline_depth > 1 && session_.relayable()
-           && !session_.relays_an_execute() && !session_.relays_a_statement_describe();
+           && !session_.relays_a_statement_describe();
   }
 
   /// The statement starts behind others' plain ones on a connection of
   /// this loop's that takes it, with this session's settings on it.
   bool joined_a_pipeline(engines::pg_lane_pool& lane) {
-    if (!pipelines())
+    if (!pipelines() || fast_->moves > 0) // moved once: no more waiting on others
       return false;
-    auto conn = lane.join(conn_->loop(), [this](const engines::pg_async_connection& c) {
-      return c.settings() == settings_ && c.takes_more_behind(fast_->cluster->pipeline_depth);
+    bool execute = session_.relays_an_execute();
+    bool prepared = execute && session_.relays_a_named_statement();
+    auto key = prepared ? pgwire::statement_key(fast_->sql, param_types_) : std::string{};
+    auto conn = lane.join(conn_->loop(), [&](const engines::pg_async_connection& c) {
+      return c.settings() == settings_ && c.takes_more_behind(fast_->cluster->pipeline_depth)
+             && (!prepared || !c.parses(key));
     });
     if (!conn)
       return false;
     fast_->pipelined = true;
     backend_ = std::move(conn);
-    backend_->relay_behind(fast_->sql, shared_from_this(), session_.statement_position());
+    if (execute)
+      backend_->relay_extended_behind(fast_->sql, params_, param_types_,
+                                      session_.relay_result_formats(), session_.relay_describes(),
+                                      prepared, shared_from_this());
+    else
+      backend_->relay_behind(fast_->sql, shared_from_this(), session_.statement_position());
     return true;
   }
 
@@ -624,7 +643,7 @@ private:
   void resume_backend() {
     conn_->loop().post([weak = weak_from_this()] {
       if (auto self = weak.lock(); self && self->backend_)
-        self->backend_->resume();
+        self->backend_->resume(self.get());
     });
   }
 

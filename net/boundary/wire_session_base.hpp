@@ -179,7 +179,7 @@ protected:
   bool stream_on() {
     return qf::stream_on(self().session_, *conn_, [weak = weak_self()] {
       if (auto self = weak.lock(); self && self->backend_)
-        self->backend_->resume();
+        self->backend_->resume(self.get());
     });
   }
 

@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { startGateway, config, parseMetrics, metricValue, sleep } from './support/gateway.mjs';
+import { execFileSync } from 'node:child_process';
+import { startGateway, config, parseMetrics, metricValue, sleep, waitFor } from './support/gateway.mjs';
 import { loggedInRawClient } from './support/raw_pg_client.mjs';
 
 const PG_URL = process.env.QF_PG_URL || 'postgres://postgres@127.0.0.1:15432/postgres';
@@ -81,7 +82,15 @@ async function ownAnswersUnderLoad(gw, n, rounds) {
           (e) => e.code === '42P01' && e.message.includes(`no_such_pipe_table_${k}_${i}`));
         continue;
       }
-      const r = await c.query(`SELECT ${k} AS client, ${i} AS n, 'pipe_${k}_${i}' AS tag`);
+      // Simple Query, an unnamed and a named statement (node-postgres'
+      // extended protocol, with parameters) in turn.
+      const r = i % 3 === 0
+        ? await c.query(`SELECT ${k} AS client, ${i} AS n, 'pipe_${k}_${i}' AS tag`)
+        : await c.query({
+          text: 'SELECT $1::int AS client, $2::int AS n, $3::text AS tag',
+          values: [k, i, `pipe_${k}_${i}`],
+          ...(i % 3 === 2 ? { name: 'pipe_named' } : {}),
+        });
       assert.deepEqual(r.rows, [{ client: k, n: i, tag: `pipe_${k}_${i}` }]);
     }
   }));
@@ -160,6 +169,44 @@ test('a client that stops reading its result holds up nobody who was relayed beh
   // The readers leave: their statements end on the server, and the others
   // go on as before.
   for (const r of readers) r.sock.destroy();
+  await waitFor(async () => (await d.query(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT a.pad, b.pad AS pad2%'",
+  )).rows[0].n === 0, { timeoutMs: 20000, what: 'the readers\' statements to end on the server' });
   const again = await Promise.all(quickClients.map((c, k) => c.query(`SELECT 'after_${k}' AS tag`)));
   again.forEach((r, k) => assert.equal(r.rows[0].tag, `after_${k}`));
+});
+
+test("a client's temporary table stays its own while others' statements are pipelined", T, async (t) => {
+  const gw = await pipeGateway(t, 24408);
+  const d = await direct(gw);
+  await d.query("DROP TABLE IF EXISTS pipe_shadow; CREATE TABLE pipe_shadow (v text); INSERT INTO pipe_shadow VALUES ('public')");
+  const [owner, ...others] = await clients(gw, 8);
+  await owner.query("CREATE TEMP TABLE pipe_shadow (v text); INSERT INTO pipe_shadow VALUES ('temp')");
+  await Promise.all([owner, ...others].map(async (c, k) => {
+    for (let i = 0; i < 150; i++) {
+      const r = await c.query('SELECT v FROM pipe_shadow');
+      assert.deepEqual(r.rows, [{ v: k === 0 ? 'temp' : 'public' }], `client ${k}, statement ${i}`);
+    }
+  }));
+  assert.ok((await pipelineCounts(gw)).pipelined > 0, 'the others were never pipelined');
+});
+
+test('pgbench -M prepared and -M extended through pipelined connections', T, async (t) => {
+  // Its own database: other files' pgbench -i runs beside this one.
+  const d = new pg.Client({ connectionString: PG_URL });
+  await d.connect();
+  const exists = await d.query("SELECT 1 FROM pg_database WHERE datname = 'qf_pipe_bench'");
+  if (exists.rowCount === 0) await d.query('CREATE DATABASE qf_pipe_bench');
+  await d.end();
+  const url = new URL(PG_URL);
+  url.pathname = '/qf_pipe_bench';
+  execFileSync('pgbench', ['-i', '-s', '1', '-q', url.toString()], { stdio: 'pipe' });
+  const gw = await pipeGateway(t, 24410, { endpoint: url.toString() });
+  for (const mode of ['prepared', 'extended']) {
+    const out = execFileSync('pgbench', ['-n', '-S', '-M', mode, '-c', '8', '-j', '2', '-t', '300',
+      '-h', '127.0.0.1', '-p', String(gw.pgPort), '-U', 'postgres', 'qf_pipe_bench'], { encoding: 'utf8' });
+    assert.match(out, /number of transactions actually processed: 2400\/2400/, out);
+    assert.match(out, /number of failed transactions: 0/, out);
+  }
+  assert.ok((await pipelineCounts(gw)).pipelined > 0, 'pgbench\'s statements were never pipelined');
 });
