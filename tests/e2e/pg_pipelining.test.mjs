@@ -210,3 +210,21 @@ test('pgbench -M prepared and -M extended through pipelined connections', T, asy
   }
   assert.ok((await pipelineCounts(gw)).pipelined > 0, 'pgbench\'s statements were never pipelined');
 });
+
+test("clients with different settings are never pipelined on each other's connection", T, async (t) => {
+  const gw = await pipeGateway(t, 24412);
+  const d = await direct(gw);
+  await d.query(`DROP SCHEMA IF EXISTS pipe_a CASCADE; DROP SCHEMA IF EXISTS pipe_b CASCADE;
+    CREATE SCHEMA pipe_a; CREATE SCHEMA pipe_b;
+    CREATE TABLE pipe_a.whose (v text); INSERT INTO pipe_a.whose VALUES ('a');
+    CREATE TABLE pipe_b.whose (v text); INSERT INTO pipe_b.whose VALUES ('b')`);
+  const cs = await clients(gw, 8);
+  await Promise.all(cs.map((c, k) => c.query(`SET search_path = pipe_${k % 2 ? 'b' : 'a'}`)));
+  await Promise.all(cs.map(async (c, k) => {
+    for (let i = 0; i < 150; i++) {
+      const r = await c.query('SELECT v FROM whose');
+      assert.deepEqual(r.rows, [{ v: k % 2 ? 'b' : 'a' }], `client ${k}, statement ${i}`);
+    }
+  }));
+  assert.ok((await pipelineCounts(gw)).pipelined > 0, 'nobody was pipelined');
+});
