@@ -524,10 +524,11 @@ private:
            && !sql::calls_function(sql, {"nextval", "setval"}, false);
   }
   /// What may advance a sequence: a write (a serial's default, a
-  /// trigger), or a function (nextval itself, or one that calls it).
+  /// trigger), or a function (nextval itself, or one that calls it) but
+  /// the built-ins that only compute a value.
   static bool may_leave_state_behind(std::string_view sql, std::string_view kw) {
     return kw == "INSERT" || kw == "UPDATE" || kw == "DELETE" || kw == "MERGE" || kw == "COPY"
-           || kw == "CALL" || kw == "DO" || sql.find('(') != std::string_view::npos;
+           || kw == "CALL" || kw == "DO" || !sql::calls_only_pure_functions(sql);
   }
   static engines::engine_error previous_connection_gone_error() {
     return engines::engine_error(

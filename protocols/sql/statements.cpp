@@ -385,10 +385,20 @@ bool statement_leaves_state(std::string_view statement) {
 
 } // namespace
 
-bool calls_function(std::string_view s, std::initializer_list<std::string_view> names,
-                    bool in_strings) {
-  if (s.find('(') == std::string_view::npos) // most statements: one look
-    return false;
+namespace {
+
+/// What stands before a `(` of a statement: a function's name (empty for
+/// a bracket of an expression), quoted, or after a schema.
+struct call {
+  std::string_view name;
+  bool quoted = false;
+  bool qualified = false;
+};
+
+/// Calls `found` with each `(` outside comments (and outside string
+/// literals unless `in_strings`) until it returns true; whether it did.
+template <class Found>
+bool any_call(std::string_view s, bool in_strings, Found found) {
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
     if (c == '\'' && !in_strings) {
@@ -405,22 +415,81 @@ bool calls_function(std::string_view s, std::initializer_list<std::string_view> 
     while (end > 0 && is_space(s[end - 1]))
       --end;
     size_t start = end;
+    call at;
     if (end >= 2 && s[end - 1] == '"') { // "set_config"(
       auto quote = s.rfind('"', end - 2);
       if (quote == std::string_view::npos)
         continue;
       start = quote + 1;
       --end;
+      at.quoted = true;
     } else {
       while (start > 0 && (std::isalnum(static_cast<unsigned char>(s[start - 1])) || s[start - 1] == '_'))
         --start;
     }
-    auto name = s.substr(start, end - start);
-    for (auto fn : names)
-      if (name.size() == fn.size() && contains_ignoring_case(name, fn))
-        return true;
+    at.name = s.substr(start, end - start);
+    at.qualified = start > 0 && s[start - 1 - (at.quoted ? 1 : 0)] == '.';
+    if (found(at))
+      return true;
   }
   return false;
+}
+
+template <class Names>
+bool named_one_of(std::string_view name, const Names& names) {
+  for (std::string_view fn : names)
+    if (name.size() == fn.size() && contains_ignoring_case(name, fn))
+      return true;
+  return false;
+}
+
+} // namespace
+
+bool calls_function(std::string_view s, std::initializer_list<std::string_view> names,
+                    bool in_strings) {
+  if (s.find('(') == std::string_view::npos) // most statements: one look
+    return false;
+  return any_call(s, in_strings, [&](const call& c) { return named_one_of(c.name, names); });
+}
+
+bool calls_only_pure_functions(std::string_view s) {
+  if (s.find('(') == std::string_view::npos)
+    return true;
+  // A backslash may escape a quote in an E'' string, which skip_quoted
+  // does not know: the string might end elsewhere than it thinks.
+  if (s.find('\\') != std::string_view::npos)
+    return false;
+  // Words a bracket follows that call nothing: subqueries, lists, rows,
+  // window clauses, and type modifiers of casts.
+  static constexpr std::string_view words[] = {
+    "in", "exists", "any", "all", "some", "values", "array", "row", "as", "from", "join", "on",
+    "where", "and", "or", "not", "select", "over", "filter", "within", "using", "lateral", "by",
+    "having", "when", "then", "else", "case", "is", "distinct", "union", "intersect", "except",
+    "with", "limit", "offset", "between", "like", "ilike", "similar", "cast", "extract", "numeric",
+    "decimal", "varchar", "char", "character", "varying", "bit", "time", "timestamp", "interval",
+    "float"};
+  // Built-in functions with no effect beyond their value.
+  static constexpr std::string_view pure[] = {
+    "count", "sum", "avg", "min", "max", "coalesce", "nullif", "greatest", "least", "lower",
+    "upper", "length", "char_length", "octet_length", "substring", "substr", "trim", "btrim",
+    "ltrim", "rtrim", "concat", "concat_ws", "replace", "position", "strpos", "split_part", "left",
+    "right", "lpad", "rpad", "starts_with", "format", "md5", "abs", "round", "floor", "ceil",
+    "ceiling", "trunc", "mod", "power", "sqrt", "sign", "now", "date_trunc", "date_part", "age",
+    "to_char", "to_date", "to_timestamp", "to_number", "make_date", "array_agg", "string_agg",
+    "json_agg", "jsonb_agg", "json_build_object", "jsonb_build_object", "json_build_array",
+    "jsonb_build_array", "row_to_json", "to_json", "to_jsonb", "jsonb_array_length",
+    "json_array_length", "array_length", "array_to_string", "string_to_array", "unnest",
+    "cardinality", "generate_series", "bool_and", "bool_or", "every", "stddev", "variance",
+    "row_number", "rank", "dense_rank", "percent_rank", "lag", "lead", "first_value",
+    "last_value", "ntile", "percentile_cont", "percentile_disc", "regexp_replace",
+    "regexp_match", "encode", "decode"};
+  return !any_call(s, false, [](const call& c) {
+    if (c.name.empty())
+      return false; // a bracket of an expression
+    if (c.qualified || c.quoted)
+      return true; // a schema's own function, perhaps of the same name
+    return !named_one_of(c.name, words) && !named_one_of(c.name, pure);
+  });
 }
 
 bool leaves_session_state(std::string_view script) {

@@ -28,6 +28,11 @@ void split_mysql_statements(std::string_view script, std::vector<std::string_vie
 bool calls_function(std::string_view s, std::initializer_list<std::string_view> names,
                     bool in_strings = true);
 
+/// Whether every function `s` calls outside string literals and comments
+/// is a built-in one with no effect beyond its value (count, coalesce,
+/// lower, now...): unqualified and unquoted, none of the user's.
+bool calls_only_pure_functions(std::string_view s);
+
 /// `text` between two `quote`s, each of its own doubled: a string literal
 /// ('...'), a MySQL identifier (`...`).
 std::string quoted(std::string_view text, char quote = '\'');

@@ -85,7 +85,7 @@ async function ownAnswersUnderLoad(gw, n, rounds) {
       // Simple Query, an unnamed and a named statement (node-postgres'
       // extended protocol, with parameters) in turn.
       const r = i % 3 === 0
-        ? await c.query(`SELECT ${k} AS client, ${i} AS n, 'pipe_${k}_${i}' AS tag`)
+        ? await c.query(`SELECT ${k} AS client, ${i} AS n, lower('PIPE_${k}_${i}') AS tag`)
         : await c.query({
           text: 'SELECT $1::int AS client, $2::int AS n, $3::text AS tag',
           values: [k, i, `pipe_${k}_${i}`],

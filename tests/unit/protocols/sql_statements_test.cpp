@@ -66,3 +66,27 @@ TEST(replace_mysql_call, calls_without_arguments_are_replaced_outside_strings_an
             "SELECT my_last_insert_id(), `last_insert_id`()");
   EXPECT_EQ(replace_mysql_call("SELECT LAST_INSERT_ID(", "last_insert_id", "7"), "SELECT LAST_INSERT_ID(");
 }
+
+TEST(sql_statements, only_built_ins_that_compute_a_value_are_pure) {
+  using qf::sql::calls_only_pure_functions;
+  for (const char* pure : {
+         "SELECT abalance FROM pgbench_accounts WHERE aid = 5",
+         "SELECT count(*) FROM t WHERE id IN (1, 2, 3)",
+         "SELECT COALESCE(MAX (x), 0)::numeric(10,2) AS m FROM t",
+         "SELECT x FROM t WHERE EXISTS (SELECT 1 FROM u WHERE (u.a, u.b) = (t.a, 2))",
+         "SELECT 'nextval(' AS s, lower(name) FROM t -- set_config(",
+         "SELECT row_number() OVER (PARTITION BY a ORDER BY b) FROM t /* pg_sleep( */",
+         "SELECT CAST(x AS varchar(20)) FROM t"})
+    EXPECT_TRUE(calls_only_pure_functions(pure)) << pure;
+  for (const char* effect : {
+         "SELECT nextval('s')",
+         "SELECT x FROM t WHERE y IN (SELECT setval('s', 1))",
+         "SELECT my_function(1)",
+         "SELECT pg_catalog.count(*) FROM t",  // a schema's own, perhaps
+         "SELECT \"count\"(x) FROM t",
+         "SELECT public.lower(name) FROM t",
+         "SELECT set_config('search_path', 'x', false)",
+         "SELECT E'\\'', nextval('s')",        // where the E'' string ends
+         "SELECT $$x$$, pg_advisory_lock(1)"})
+    EXPECT_FALSE(calls_only_pure_functions(effect)) << effect;
+}
