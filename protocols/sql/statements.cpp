@@ -428,7 +428,8 @@ bool any_call(std::string_view s, bool in_strings, Found found) {
         --start;
     }
     at.name = s.substr(start, end - start);
-    at.qualified = start > 0 && s[start - 1 - (at.quoted ? 1 : 0)] == '.';
+    size_t before = at.quoted ? start - 1 : start; // its opening quote
+    at.qualified = before > 0 && s[before - 1] == '.';
     if (found(at))
       return true;
   }
