@@ -775,7 +775,7 @@ bool pg_async_connection::relay_ended() {
   }
   if (to)
     to->on_relay_done(rows, error ? &*error : nullptr);
-  return next;
+  return next && to_ && relaying_; // its listener may have let the connection go
 }
 
 void pg_async_connection::start_copy_in() {
