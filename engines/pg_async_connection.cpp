@@ -511,6 +511,7 @@ void pg_async_connection::move_followers() {
       continue;
     auto to = queued.to;
     drop_listener(queued.to);
+    to->on_relay_detached();
     loop_->post([to = std::move(to)] { to->on_relay_moved(); });
   }
 }
@@ -868,6 +869,7 @@ void pg_async_connection::cancel(const pg_async_listener* who) {
       // asked for the cancel, ends it as cancelled.
       auto to = waits->to;
       drop_listener(waits->to);
+      to->on_relay_detached();
       loop_->post([to = std::move(to)] { to->on_relay_moved(); });
       return;
     }

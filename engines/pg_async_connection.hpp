@@ -66,6 +66,11 @@ public:
   /// connection was lost or cancelled. Its statement is to run elsewhere;
   /// whatever this connection answers for it is dropped (a plain
   /// statement: running it twice changes nothing).
+  /// The same relay was taken off, told at once from inside the
+  /// connection (on_relay_moved() follows from the loop): the listener
+  /// lets go of the connection now and calls nothing on it, which may
+  /// serve another client before the loop comes round.
+  virtual void on_relay_detached() {}
   virtual void on_relay_moved() {
     on_failed(engine_error(error_kind::internal,
                            "the statement's connection to PostgreSQL stalled", "08006"));

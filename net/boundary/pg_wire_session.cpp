@@ -164,13 +164,17 @@ public:
       pump();
   }
 
+  void on_relay_detached() override {
+    backend_.reset();
+  }
+
   /// The statement waited behind another client's that stalled (or whose
   /// connection failed): it runs on another connection.
   void on_relay_moved() override {
     if (closed_ || !fast_)
       return;
     backend_.reset();
-    if (fast_->cancel_sent) // its cancel went to where it waited
+    if (fast_->cancel_sent || fast_->cancelled) // its cancel came where it waited, or since
       return on_failed(cancelled_error());
     ++fast_->moves;
     take_backend();
@@ -524,11 +528,10 @@ private:
            && !sql::calls_function(sql, {"nextval", "setval"}, false);
   }
   /// What may advance a sequence: a write (a serial's default, a
-  /// trigger), or a function (nextval itself, or one that calls it) but
-  /// the built-ins that only compute a value.
+  /// trigger), or a function (nextval itself, or one that calls it).
   static bool may_leave_state_behind(std::string_view sql, std::string_view kw) {
     return kw == "INSERT" || kw == "UPDATE" || kw == "DELETE" || kw == "MERGE" || kw == "COPY"
-           || kw == "CALL" || kw == "DO" || !sql::calls_only_pure_functions(sql);
+           || kw == "CALL" || kw == "DO" || sql.find('(') != std::string_view::npos;
   }
   static engines::engine_error previous_connection_gone_error() {
     return engines::engine_error(

@@ -456,41 +456,57 @@ bool calls_function(std::string_view s, std::initializer_list<std::string_view> 
 bool calls_only_pure_functions(std::string_view s) {
   if (s.find('(') == std::string_view::npos)
     return true;
-  // A backslash may escape a quote in an E'' string, which skip_quoted
-  // does not know: the string might end elsewhere than it thinks.
-  if (s.find('\\') != std::string_view::npos)
+  // Only text any_call() reads exactly: no quoted identifier (a quote or a
+  // comment start may hide inside), no comment (PostgreSQL nests them), no
+  // dollar quote (a `$` but a placeholder's), no backslash (an E'' string
+  // may end elsewhere than skip_quoted() thinks).
+  if (s.find('"') != std::string_view::npos || s.find("/*") != std::string_view::npos
+      || s.find("--") != std::string_view::npos || s.find('\\') != std::string_view::npos)
     return false;
-  // Words a bracket follows that call nothing: subqueries, lists, rows,
-  // window clauses, and type modifiers of casts.
+  for (auto dollar = s.find('$'); dollar != std::string_view::npos; dollar = s.find('$', dollar + 1))
+    if (dollar + 1 >= s.size() || !std::isdigit(static_cast<unsigned char>(s[dollar + 1])))
+      return false;
+  // Words a bracket follows that call nothing and cannot name a function
+  // (PostgreSQL's reserved keywords and those that cannot be functions).
   static constexpr std::string_view words[] = {
-    "in", "exists", "any", "all", "some", "values", "array", "row", "as", "from", "join", "on",
-    "where", "and", "or", "not", "select", "over", "filter", "within", "using", "lateral", "by",
-    "having", "when", "then", "else", "case", "is", "distinct", "union", "intersect", "except",
-    "with", "limit", "offset", "between", "like", "ilike", "similar", "cast", "extract", "numeric",
-    "decimal", "varchar", "char", "character", "varying", "bit", "time", "timestamp", "interval",
-    "float"};
+    "in", "exists", "any", "all", "some", "values", "array", "row", "as", "from", "on", "where",
+    "and", "or", "not", "select", "using", "lateral", "having", "when", "then", "else", "case",
+    "distinct", "union", "intersect", "except", "with", "limit", "offset", "between", "cast",
+    "extract", "numeric", "decimal", "varchar", "char", "character", "bit", "time", "timestamp",
+    "interval", "float"};
   // Built-in functions with no effect beyond their value.
   static constexpr std::string_view pure[] = {
     "count", "sum", "avg", "min", "max", "coalesce", "nullif", "greatest", "least", "lower",
     "upper", "length", "char_length", "octet_length", "substring", "substr", "trim", "btrim",
     "ltrim", "rtrim", "concat", "concat_ws", "replace", "position", "strpos", "split_part", "left",
-    "right", "lpad", "rpad", "starts_with", "format", "md5", "abs", "round", "floor", "ceil",
-    "ceiling", "trunc", "mod", "power", "sqrt", "sign", "now", "date_trunc", "date_part", "age",
-    "to_char", "to_date", "to_timestamp", "to_number", "make_date", "array_agg", "string_agg",
-    "json_agg", "jsonb_agg", "json_build_object", "jsonb_build_object", "json_build_array",
-    "jsonb_build_array", "row_to_json", "to_json", "to_jsonb", "jsonb_array_length",
-    "json_array_length", "array_length", "array_to_string", "string_to_array", "unnest",
-    "cardinality", "generate_series", "bool_and", "bool_or", "every", "stddev", "variance",
-    "row_number", "rank", "dense_rank", "percent_rank", "lag", "lead", "first_value",
-    "last_value", "ntile", "percentile_cont", "percentile_disc", "regexp_replace",
-    "regexp_match", "encode", "decode"};
-  return !any_call(s, false, [](const call& c) {
+    "right", "lpad", "rpad", "starts_with", "md5", "abs", "round", "floor", "ceil", "ceiling",
+    "trunc", "mod", "power", "sqrt", "sign", "now", "date_trunc", "date_part", "age", "to_char",
+    "to_date", "to_timestamp", "to_number", "make_date", "array_agg", "string_agg", "json_agg",
+    "jsonb_agg", "json_build_object", "jsonb_build_object", "json_build_array",
+    "jsonb_build_array", "to_json", "to_jsonb", "jsonb_array_length", "json_array_length",
+    "array_length", "array_to_string", "string_to_array", "unnest", "cardinality",
+    "generate_series", "bool_and", "bool_or", "stddev", "variance"};
+  return !any_call(s, false, [&](const call& c) {
     if (c.name.empty())
       return false; // a bracket of an expression
-    if (c.qualified || c.quoted)
-      return true; // a schema's own function, perhaps of the same name
+    size_t start = static_cast<size_t>(c.name.data() - s.data());
+    // What stands before the name, past spaces: a schema's dot (`app . f`)
+    // or a byte the name scan stops at but an identifier may hold.
+    size_t before = start;
+    while (before > 0 && is_space(s[before - 1]))
+      --before;
+    if (before > 0) {
+      auto b = static_cast<unsigned char>(s[before - 1]);
+      if (b == '.' || b >= 0x80 || (before == start && b == '$'))
+        return true;
+    }
     return !named_one_of(c.name, words) && !named_one_of(c.name, pure);
   });
+}
+
+bool may_lock_rows(std::string_view select) {
+  return contains_ignoring_case(select, "for")
+         && (contains_ignoring_case(select, "update") || contains_ignoring_case(select, "share"));
 }
 
 bool leaves_session_state(std::string_view script) {

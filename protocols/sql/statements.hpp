@@ -28,10 +28,17 @@ void split_mysql_statements(std::string_view script, std::vector<std::string_vie
 bool calls_function(std::string_view s, std::initializer_list<std::string_view> names,
                     bool in_strings = true);
 
-/// Whether every function `s` calls outside string literals and comments
-/// is a built-in one with no effect beyond its value (count, coalesce,
-/// lower, now...): unqualified and unquoted, none of the user's.
+/// Whether every function `s` calls outside string literals is a built-in
+/// one with no effect beyond its value (count, coalesce, lower, now...),
+/// unqualified: read by name, so a user's function of the same name is
+/// taken for the built-in. Text with a quoted identifier, a comment, a
+/// dollar quote or a backslash is not read: false.
 bool calls_only_pure_functions(std::string_view s);
+
+/// Whether a SELECT may lock the rows it reads (FOR UPDATE, FOR SHARE,
+/// FOR NO KEY UPDATE, FOR KEY SHARE): read by its words, so also when a
+/// name merely holds them.
+bool may_lock_rows(std::string_view select);
 
 /// `text` between two `quote`s, each of its own doubled: a string literal
 /// ('...'), a MySQL identifier (`...`).

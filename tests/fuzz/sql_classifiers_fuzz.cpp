@@ -29,10 +29,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (auto part : parts)
     if (!within(part, sql))
       std::abort();
-  if (qf::sql::calls_only_pure_functions(sql)
-      && qf::sql::calls_function(sql, {"nextval", "setval", "set_config", "pg_advisory_lock"},
-                                 false))
-    std::abort();
+  if (qf::sql::calls_only_pure_functions(sql)) {
+    if (qf::sql::calls_function(sql, {"nextval", "setval", "set_config", "pg_advisory_lock"},
+                                false))
+      std::abort();
+    // Text it reads is text without what may hide a call from its lexer.
+    if (sql.find('(') != std::string_view::npos
+        && (sql.find('"') != std::string_view::npos || sql.find("/*") != std::string_view::npos
+            || sql.find("--") != std::string_view::npos || sql.find('\\') != std::string_view::npos))
+      std::abort();
+  }
   (void)qf::sql::leading_keyword(sql);
   (void)qf::sql::leading_keywords(sql, 2);
   (void)qf::sql::after_leading_keyword(sql);

@@ -74,8 +74,7 @@ TEST(sql_statements, only_built_ins_that_compute_a_value_are_pure) {
          "SELECT count(*) FROM t WHERE id IN (1, 2, 3)",
          "SELECT COALESCE(MAX (x), 0)::numeric(10,2) AS m FROM t",
          "SELECT x FROM t WHERE EXISTS (SELECT 1 FROM u WHERE (u.a, u.b) = (t.a, 2))",
-         "SELECT 'nextval(' AS s, lower(name) FROM t -- set_config(",
-         "SELECT row_number() OVER (PARTITION BY a ORDER BY b) FROM t /* pg_sleep( */",
+         "SELECT 'nextval(' AS s, lower(name) FROM t WHERE x = $1",
          "SELECT CAST(x AS varchar(20)) FROM t"})
     EXPECT_TRUE(calls_only_pure_functions(pure)) << pure;
   for (const char* effect : {
@@ -87,6 +86,25 @@ TEST(sql_statements, only_built_ins_that_compute_a_value_are_pure) {
          "SELECT public.lower(name) FROM t",
          "SELECT set_config('search_path', 'x', false)",
          "SELECT E'\\'', nextval('s')",        // where the E'' string ends
-         "SELECT $$x$$, pg_advisory_lock(1)"})
+         "SELECT $$x$$, pg_advisory_lock(1)",
+         "SELECT 1 AS \"it's\", nextval('s')", // a quote inside a quoted name
+         "SELECT 1 AS \"a--b\", nextval('s')",
+         "SELECT name FROM t WHERE name = $$O'Brien$$ AND log_visit(id)",
+         "SELECT /* /* */ ' */ nextval('s')",    // nested comments
+         "SELECT nextval/**/('s')",
+         "SELECT count(*) FROM t -- or nextval(",
+         "SELECT app . format(x) FROM t",       // a schema's, spaced
+         "SELECT audit$count(x) FROM t",
+         "SELECT filter(x) FROM t",             // a keyword that may name a function
+         "SELECT row_number() OVER (ORDER BY b) FROM t"})
     EXPECT_FALSE(calls_only_pure_functions(effect)) << effect;
+}
+
+TEST(sql_statements, row_locks_are_seen_in_any_spelling) {
+  using qf::sql::may_lock_rows;
+  for (const char* locks : {"SELECT * FROM t FOR UPDATE", "select * from t for  no key update nowait",
+                            "SELECT * FROM t FOR SHARE SKIP LOCKED", "SELECT x FROM t\nFOR KEY SHARE"})
+    EXPECT_TRUE(may_lock_rows(locks)) << locks;
+  for (const char* reads : {"SELECT * FROM t", "SELECT forecast FROM weather WHERE id = 1"})
+    EXPECT_FALSE(may_lock_rows(reads)) << reads;
 }
