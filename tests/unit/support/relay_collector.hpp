@@ -21,6 +21,7 @@ struct relay_collector : engines::pg_async_listener {
   std::string error_code;
   /// Taken off a pipeline (on_relay_moved()): it ended without an answer.
   bool moved = false;
+  bool detached = false;
   /// on_relayed() says stop reading, once, while set.
   bool pause_first = false;
   std::atomic<bool> paused{false};
@@ -66,7 +67,11 @@ struct relay_collector : engines::pg_async_listener {
       error_code = e->sqlstate();
     done.set_value();
   }
+  void on_relay_detached() override {
+    detached = true;
+  }
   void on_relay_moved() override {
+    EXPECT_TRUE(detached) << "told at once to let go of the connection, before the move";
     moved = true;
     done.set_value();
   }
