@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
 import { spawnSync } from 'node:child_process';
 import {
-  startGateway, config, parseMetrics, metricValue, waitFor, sleep,
+  startGateway, config, parseMetrics, metricValue, waitFor, sleep, killAfterCleanups
 } from './support/gateway.mjs';
 
 const MY_URL = process.env.QF_MY_URL || 'mysql://qf:qf@127.0.0.1:13306/qftest';
@@ -40,14 +40,7 @@ async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, auth,
   };
   const gw = await startGateway(cfg);
   gw.myPort = base + 1;
-  const cleanups = [];
-  gw.defer = (fn) => cleanups.push(fn);
-  t.after(async () => {
-    for (const fn of cleanups.reverse()) {
-      await Promise.race([Promise.resolve().then(fn).catch(() => {}), sleep(2000)]);
-    }
-    await gw.kill();
-  });
+  killAfterCleanups(t, gw);
   return gw;
 }
 

@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import {
-  startGateway, config, parseMetrics, metricValue, waitFor, sleep, selfSignedCert,
+  startGateway, config, parseMetrics, metricValue, waitFor, sleep, selfSignedCert, killAfterCleanups
 } from './support/gateway.mjs';
 import { ownPostgres } from './support/own_postgres.mjs';
 import { rawClient, loggedInRawClient } from './support/raw_pg_client.mjs';
@@ -51,15 +51,7 @@ async function laneGateway(t, base, { poolSize = 2, maxRunningQueries = 4, endpo
   };
   const gw = await startGateway(cfg);
   gw.pgPort = base + 1;
-  // Clients first, newest first, then the gateway (t.after runs in order).
-  const cleanups = [];
-  gw.defer = (fn) => cleanups.push(fn);
-  t.after(async () => {
-    for (const fn of cleanups.reverse()) {
-      await Promise.race([Promise.resolve().then(fn).catch(() => {}), sleep(2000)]);
-    }
-    await gw.kill();
-  });
+  killAfterCleanups(t, gw);
   return gw;
 }
 

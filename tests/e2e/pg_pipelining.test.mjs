@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { execFileSync } from 'node:child_process';
-import { startGateway, config, parseMetrics, metricValue, sleep, waitFor } from './support/gateway.mjs';
+import { startGateway, config, parseMetrics, metricValue, sleep, waitFor, killAfterCleanups } from './support/gateway.mjs';
 import { loggedInRawClient } from './support/raw_pg_client.mjs';
 
 const PG_URL = process.env.QF_PG_URL || 'postgres://postgres@127.0.0.1:15432/postgres';
@@ -32,14 +32,7 @@ async function pipeGateway(t, base, cluster = {}) {
   };
   const gw = await startGateway(cfg);
   gw.pgPort = base + 1;
-  const cleanups = [];
-  gw.defer = (fn) => cleanups.push(fn);
-  t.after(async () => {
-    for (const fn of cleanups.reverse()) {
-      await Promise.race([Promise.resolve().then(fn).catch(() => {}), sleep(2000)]);
-    }
-    await gw.kill();
-  });
+  killAfterCleanups(t, gw);
   return gw;
 }
 

@@ -359,6 +359,19 @@ export async function waitFor(fn, { timeoutMs = 5000, intervalMs = 25, what = 'c
 
 export { sleep };
 
+/// gw.defer(fn): fn runs when the test ends, newest first, each given 2 s,
+/// before the gateway is killed (clients first, then the gateway).
+export function killAfterCleanups(t, gw) {
+  const cleanups = [];
+  gw.defer = (fn) => cleanups.push(fn);
+  t.after(async () => {
+    for (const fn of cleanups.reverse()) {
+      await Promise.race([Promise.resolve().then(fn).catch(() => {}), sleep(2000)]);
+    }
+    await gw.kill();
+  });
+}
+
 /// A throwaway self-signed certificate for 127.0.0.1: { cert, key } paths,
 /// removed when the test ends.
 export function selfSignedCert(t) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <future>
 #include <thread>
+#include <utility>
 
 using namespace qf;
 using namespace qf::engines;
@@ -61,6 +62,21 @@ protected:
     });
     EXPECT_TRUE(all_taken);
     return cs;
+  }
+
+  /// A relay of many rows whose listener stops reading at once, and one
+  /// behind it.
+  std::pair<std::shared_ptr<relay_collector>, std::shared_ptr<relay_collector>>
+  reader_that_stops_and_one_behind() {
+    auto reader = std::make_shared<relay_collector>();
+    reader->pause_first = true;
+    auto waiting = std::make_shared<relay_collector>();
+    on_loop([&] {
+      conn_->relay("SELECT g FROM generate_series(1, 200000) g", reader, 0, true);
+      conn_->relay_behind("SELECT 'waiting'", waiting);
+      return 0;
+    });
+    return {reader, waiting};
   }
 
   /// A connection back in step, once the answers nobody hears were read:
@@ -157,14 +173,7 @@ TEST_F(pg_pipeline_test, those_behind_a_statement_that_runs_long_are_moved_befor
 
 TEST_F(pg_pipeline_test, those_behind_a_client_that_stops_reading_are_moved) {
   conn_->pipeline_patience(60s); // moved for the pause, not the time
-  auto reader = std::make_shared<relay_collector>();
-  reader->pause_first = true;
-  auto waiting = std::make_shared<relay_collector>();
-  on_loop([&] {
-    conn_->relay("SELECT g FROM generate_series(1, 200000) g", reader, 0, true);
-    conn_->relay_behind("SELECT 'waiting'", waiting);
-    return 0;
-  });
+  auto [reader, waiting] = reader_that_stops_and_one_behind();
   ASSERT_TRUE(waiting->ended());
   EXPECT_TRUE(waiting->moved);
   EXPECT_TRUE(reader->paused);
@@ -224,14 +233,7 @@ TEST_F(pg_pipeline_test, a_connection_that_holds_a_clients_state_takes_nobody_be
 }
 
 TEST_F(pg_pipeline_test, a_head_left_by_its_client_after_the_others_moved_is_let_go) {
-  auto reader = std::make_shared<relay_collector>();
-  reader->pause_first = true;
-  auto waiting = std::make_shared<relay_collector>();
-  on_loop([&] {
-    conn_->relay("SELECT g FROM generate_series(1, 200000) g", reader, 0, true);
-    conn_->relay_behind("SELECT 'waiting'", waiting);
-    return 0;
-  });
+  auto [reader, waiting] = reader_that_stops_and_one_behind();
   ASSERT_TRUE(waiting->ended());
   EXPECT_TRUE(waiting->moved);
   on_loop([&] {
