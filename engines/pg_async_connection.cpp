@@ -445,7 +445,6 @@ void pg_async_connection::relay(const std::string& sql,
   position_shift_ = position_shift;
   extended_relay_ = false;
   pipelined_ = plain && !held_by_a_client(); // a client's own: nobody else's runs here
-  running_since_ = io::round_clock::steady();
   pgwire::query_message(out_, sql);
   relay_write();
 }
@@ -453,6 +452,7 @@ void pg_async_connection::relay(const std::string& sql,
 bool pg_async_connection::takes_more_behind(size_t depth) const {
   return pipelining() && !held_by_a_client() && !paused_ && !copying_in_ && !refusing_copy_
          && !cancel_went_ && to_ != nobody() && behind_.size() + 1 < depth
+         && typical_run_ < pipeline_typical_run_limit
          && io::round_clock::steady() - running_since_ < pipeline_join_window;
 }
 
@@ -531,7 +531,6 @@ void pg_async_connection::relay_extended(const std::string& sql, const parameter
   position_shift_ = 0; // the client's statement, whole
   extended_relay_ = true;
   pipelined_ = plain && !held_by_a_client();
-  running_since_ = io::round_clock::steady();
   append_execute(sql, params, param_types, result_formats, describe, prepared, parsing_,
                  executing_);
   relay_write();
@@ -588,6 +587,7 @@ void pg_async_connection::relay_describe(const std::string& sql,
 }
 
 void pg_async_connection::begin_relay(std::shared_ptr<pg_async_listener> to) {
+  running_since_ = io::round_clock::steady();
   to_ = std::move(to);
   running_ = relaying_ = true;
   pipelined_ = cancel_went_ = false;
@@ -732,6 +732,8 @@ bool pg_async_connection::relay_scan() {
 }
 
 bool pg_async_connection::relay_ended() {
+  auto now = io::round_clock::steady();
+  typical_run_ += (now - running_since_ - typical_run_) / 8;
   if (error_)
     forget_failed_statement(*error_);
   auto to = std::exchange(to_, nullptr);
@@ -750,7 +752,7 @@ bool pg_async_connection::relay_ended() {
     parsing_ = std::move(front.parsing);
     executing_ = std::move(front.executing);
     behind_.pop_front();
-    running_since_ = io::round_clock::steady();
+    running_since_ = now;
   } else {
     if (!behind_.empty()) {
       move_followers();

@@ -133,7 +133,11 @@ public:
   }
   /// Whether relay_behind() may queue one more now: fewer than `depth` run
   /// or wait here, the running one started less than pipeline_join_window
-  /// ago (one that runs long takes nobody more), and it is not paused.
+  /// ago (one that runs long takes nobody more), relays here typically
+  /// take less than pipeline_typical_run_limit (statements of several
+  /// milliseconds run side by side on a server's cores faster than in turn
+  /// on one backend; the limit is above what a busy machine adds to a
+  /// point query's round trip), and it is not paused.
   bool takes_more_behind(size_t depth) const;
   /// relay() of a plain statement behind those running here: the Query goes
   /// out now, its answer comes to `to` after theirs, unless it is moved
@@ -147,6 +151,7 @@ public:
     patience_ = patience;
   }
   static constexpr std::chrono::microseconds pipeline_join_window{1000};
+  static constexpr std::chrono::milliseconds pipeline_typical_run_limit{4};
 
   /// The same for a client's Execute: the statement goes out in the
   /// extended protocol (pgwire::extended_messages), and the server's
@@ -350,6 +355,8 @@ private:
   bool cancel_went_ = false; // while pipelined: a cancel may land on any of them
   std::deque<queued_relay> behind_;
   std::chrono::steady_clock::time_point running_since_; // the running relay's
+  // How long relays here took of late (a moving average, 1/8 per relay).
+  std::chrono::steady_clock::duration typical_run_{0};
   bool patience_armed_ = false;
   io::event_loop::timer patience_timer_;
   std::chrono::milliseconds patience_ = default_pipeline_patience;

@@ -434,6 +434,8 @@ private:
   static bool lane_serves(const group_gate& gate) {
     return gate.mysql_only();
   }
+  /// Each statement has a server connection to itself while it runs.
+  static constexpr bool pipelines_statements = false;
   static const std::shared_ptr<engines::mysql_lane_pool>& lane_of(const cluster_state& cluster) {
     return cluster.mysql_lane;
   }

@@ -508,6 +508,9 @@ private:
   static bool lane_serves(const group_gate& gate) {
     return gate.postgres_only();
   }
+  /// Plain statements of different clients share server connections
+  /// (pipelineDepth).
+  static constexpr bool pipelines_statements = true;
   static const std::shared_ptr<engines::pg_lane_pool>& lane_of(const cluster_state& cluster) {
     return cluster.lane;
   }

@@ -266,9 +266,10 @@ protected:
                   || sql::leaves_session_state(st.sql));
     st.follows_previous = !st.in_block && Derived::reads_previous_statements_state(st.sql, kw);
     st.leaves_state_behind = Derived::may_leave_state_behind(st.sql, kw);
-    st.plain = kw == "SELECT" && !st.in_block && !st.pins && !st.tracks && !st.follows_previous
-               && !sql::contains_ignoring_case(st.sql, "into") && !sql::may_lock_rows(st.sql)
-               && sql::calls_only_pure_functions(st.sql);
+    if constexpr (Derived::pipelines_statements)
+      st.plain = kw == "SELECT" && !st.in_block && !st.pins && !st.tracks && !st.follows_previous
+                 && !sql::contains_ignoring_case(st.sql, "into") && !sql::may_lock_rows(st.sql)
+                 && sql::calls_only_pure_functions(st.sql);
   }
 
   /// No slot free: the statement waits in its group's queue, in order with

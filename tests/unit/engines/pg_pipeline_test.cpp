@@ -158,6 +158,25 @@ TEST_F(pg_pipeline_test, takes_more_only_up_to_its_depth_and_while_the_running_o
   ASSERT_TRUE(first->ended() && second->ended());
 }
 
+TEST_F(pg_pipeline_test, a_connection_whose_statements_run_long_takes_nobody_behind) {
+  // Statements of a few milliseconds run side by side on the server's
+  // cores faster than in turn on one backend.
+  for (int i = 0; i < 4; ++i) {
+    auto c = std::make_shared<relay_collector>();
+    on_loop([&] {
+      conn_->relay("SELECT pg_sleep(0.05)", c);
+      return 0;
+    });
+    ASSERT_TRUE(c->ended());
+  }
+  auto next = std::make_shared<relay_collector>();
+  EXPECT_FALSE(on_loop([&] {
+    conn_->relay("SELECT 'young'", next, 0, true);
+    return conn_->takes_more_behind(8);
+  }));
+  ASSERT_TRUE(next->ended());
+}
+
 TEST_F(pg_pipeline_test, those_behind_a_statement_that_runs_long_are_moved_before_it_ends) {
   auto cs = pipeline({"SELECT 'slow' FROM pg_sleep(3)", "SELECT 'waiting'"});
   auto& slow = cs[0];
