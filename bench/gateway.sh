@@ -56,7 +56,8 @@ YAML
   start_gateway "$cfg" "$admin_port"
 }
 
-# The loopback PostgreSQL on $pg_port (poolSize 20) behind QueryFlux's
+# The loopback PostgreSQL on $pg_port (poolSize 20; pipelineDepth 8, or
+# QF_PIPELINE_DEPTH: PostgreSQL shares this machine's two cores) behind QueryFlux's
 # PostgreSQL frontend on $qf_port, and the pgbench tables at scale 10:
 # what the pgbench scripts compare.
 start_pg_bench_gateway() {
@@ -65,6 +66,6 @@ start_pg_bench_gateway() {
   qf_port=25432
   start_one_cluster_gateway 25080 25090 \
     "postgresWire: { port: $qf_port, maxConnections: 2000 }" pg \
-    "{ engine: postgres, endpoint: \"postgres://postgres@127.0.0.1:$pg_port/postgres\", poolSize: 20 }"
+    "{ engine: postgres, endpoint: \"postgres://postgres@127.0.0.1:$pg_port/postgres\", poolSize: 20, pipelineDepth: ${QF_PIPELINE_DEPTH:-8} }"
   pgbench -i -s 10 -q -h 127.0.0.1 -p "$pg_port" -U postgres postgres >/dev/null 2>&1
 }

@@ -12,7 +12,8 @@
 #   e.g. bench/pgbench_ab.sh /tmp/base/queryflux build/queryflux
 # WIRE_THREADS_A / WIRE_THREADS_B set each gateway's wireThreads (else its
 # default), e.g. one binary against itself with 1 and 2 wire threads;
-# POOL_A / POOL_B its cluster's poolSize (else 20).
+# POOL_A / POOL_B its cluster's poolSize (else 20); PIPELINE_A / PIPELINE_B
+# its pipelineDepth (else the binary's default; older binaries know none).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin_a=$1
@@ -30,8 +31,9 @@ workdir=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$workdir"' EXIT
 
-serve() { # binary base-port wire-threads pool-size -> the gateway's pid in $served
+serve() { # binary base-port wire-threads pool-size [pipeline-depth] -> the gateway's pid in $served
   local bin=$1 base=$2 threads=${3:-0} pool=${4:-20} cfg="$workdir/$2.yaml"
+  local depth=${5:+, pipelineDepth: $5}
   cat >"$cfg" <<YAML
 queryflux:
   wireThreads: $threads
@@ -42,7 +44,7 @@ queryflux:
   adminApi: { port: $((base + 1)) }
 monitor: { taskDelay: 30s }
 clusters:
-  pg: { engine: postgres, endpoint: "postgres://postgres@127.0.0.1:$pg_port/postgres", poolSize: $pool }
+  pg: { engine: postgres, endpoint: "postgres://postgres@127.0.0.1:$pg_port/postgres", poolSize: $pool$depth }
 clusterGroups:
   bench: { members: [pg], maxRunningQueries: 20, maxQueuedQueries: 10000 }
 YAML
@@ -51,8 +53,8 @@ YAML
   pids+=("$served")
   wait_ready $((base + 1))
 }
-serve "$bin_a" 27080 "${WIRE_THREADS_A:-0}" "${POOL_A:-20}"; pid_a=$served
-serve "$bin_b" 27180 "${WIRE_THREADS_B:-0}" "${POOL_B:-20}"; pid_b=$served
+serve "$bin_a" 27080 "${WIRE_THREADS_A:-0}" "${POOL_A:-20}" "${PIPELINE_A:-}"; pid_a=$served
+serve "$bin_b" 27180 "${WIRE_THREADS_B:-0}" "${POOL_B:-20}" "${PIPELINE_B:-}"; pid_b=$served
 pgb_pid=$(pgrep -x pgbouncer | head -1)
 hz=$(getconf CLK_TCK)
 
@@ -76,8 +78,8 @@ measure 27082 "$pid_a" >/dev/null # warm both pools
 measure 27182 "$pid_b" >/dev/null
 declare -A rows=()
 echo "pgbench -S -c 8 -j 2 ${extra[*]} -T $secs, $rounds rounds of pgbouncer, A, B"
-echo "  A: $bin_a, wireThreads ${WIRE_THREADS_A:-0} (0: the default), poolSize ${POOL_A:-20}"
-echo "  B: $bin_b, wireThreads ${WIRE_THREADS_B:-0}, poolSize ${POOL_B:-20}"
+echo "  A: $bin_a, wireThreads ${WIRE_THREADS_A:-0} (0: the default), poolSize ${POOL_A:-20}, pipelineDepth ${PIPELINE_A:-default}"
+echo "  B: $bin_b, wireThreads ${WIRE_THREADS_B:-0}, poolSize ${POOL_B:-20}, pipelineDepth ${PIPELINE_B:-default}"
 for r in $(seq 1 "$rounds"); do
   p=$(measure "$pgb_port" "$pgb_pid")
   a=$(measure 27082 "$pid_a")

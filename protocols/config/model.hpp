@@ -95,8 +95,9 @@ struct cluster {
   /// session locks, PREPARE), per gateway; one more is refused.
   uint32_t max_pinned_sessions = 50;
   /// postgres: plain statements of different clients relayed on one
-  /// connection at a time, each behind the last (1: one at a time).
-  uint32_t pipeline_depth = 8;
+  /// connection at a time, each behind the last (1: one at a time, the
+  /// default: one backend runs a pipeline on one core).
+  uint32_t pipeline_depth = 1;
   /// Trino: endpoint is http(s)://host:port, signed in to with this.
   cluster_auth auth;
   /// Trino over https: the CA file to trust (default: the system's), or

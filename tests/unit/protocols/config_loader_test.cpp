@@ -553,11 +553,11 @@ clusterGroups: { g: { members: [my, pg, deep] } }
   auto ok = load_from_string(R"(
 queryflux: {}
 clusters:
-  pg: { engine: postgres, endpoint: "postgres://u@h/d", pipelineDepth: 1 }
+  pg: { engine: postgres, endpoint: "postgres://u@h/d", pipelineDepth: 8 }
   other: { engine: postgres, endpoint: "postgres://u@h/d" }
 clusterGroups: { g: { members: [pg, other] } }
 )");
   ASSERT_TRUE(ok.config) << all_problems(ok);
-  EXPECT_EQ(ok.config->clusters[0].pipeline_depth, 1u);
-  EXPECT_EQ(ok.config->clusters[1].pipeline_depth, 8u);
+  EXPECT_EQ(ok.config->clusters[0].pipeline_depth, 8u);
+  EXPECT_EQ(ok.config->clusters[1].pipeline_depth, 1u) << "off unless asked for";
 }
