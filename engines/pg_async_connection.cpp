@@ -459,12 +459,16 @@ bool pg_async_connection::takes_more_behind(size_t depth) const {
 void pg_async_connection::relay_behind(const std::string& sql,
                                        std::shared_ptr<pg_async_listener> to,
                                        int32_t position_shift) {
+  reuse_sent_output();
+  pgwire::query_message(out_, sql);
+  queue_behind({std::move(to), position_shift, false, {}, {}});
+}
+
+void pg_async_connection::reuse_sent_output() {
   if (out_sent_ == out_.size()) {
     out_.clear();
     out_sent_ = 0;
   }
-  pgwire::query_message(out_, sql);
-  queue_behind({std::move(to), position_shift, false, {}, {}});
 }
 
 void pg_async_connection::queue_behind(queued_relay next) {
@@ -541,10 +545,7 @@ void pg_async_connection::relay_extended_behind(const std::string& sql, const pa
                                                 const std::vector<int16_t>& result_formats,
                                                 bool describe, bool prepared,
                                                 std::shared_ptr<pg_async_listener> to) {
-  if (out_sent_ == out_.size()) {
-    out_.clear();
-    out_sent_ = 0;
-  }
+  reuse_sent_output();
   queued_relay next{std::move(to), 0, true, {}, {}};
   append_execute(sql, params, param_types, result_formats, describe, prepared, next.parsing,
                  next.executing);
@@ -793,10 +794,7 @@ void pg_async_connection::start_copy_in() {
 void pg_async_connection::copy_forward(std::string_view messages, bool last) {
   if (!copying_in_)
     return; // the server ended the copy already (an error): ignored, as it would
-  if (out_sent_ == out_.size()) {
-    out_.clear();
-    out_sent_ = 0;
-  }
+  reuse_sent_output();
   out_.append(messages);
   copying_in_ = !last;
   relay_write();

@@ -122,8 +122,10 @@ public:
   /// Where the connection goes back to once a pipeline ends with an
   /// answer nobody heard (no session holds it then to give it back).
   void home(std::function<void(std::shared_ptr<pg_async_connection>)> give_back) {
-    if (!home_)
-      home_ = std::move(give_back);
+    home_ = std::move(give_back);
+  }
+  bool has_home() const {
+    return home_ != nullptr;
   }
 
   /// A relay that others may queue behind runs here (listed by the lane
@@ -307,6 +309,8 @@ private:
                       const std::vector<uint32_t>& param_types,
                       const std::vector<int16_t>& result_formats, bool describe, bool prepared,
                       std::string& parsing, std::string& executing);
+  /// More goes out behind what is being sent: what went already is dropped.
+  void reuse_sent_output();
   /// Queues `next` behind the running relay; its messages are in out_.
   void queue_behind(queued_relay next);
   /// The running relay's answer ended: its listener is told, after the

@@ -172,8 +172,7 @@ public:
   /// connection failed): it runs on another connection.
   void on_relay_moved() override {
     if (closed_ || !fast_)
-      return;
-    backend_.reset();
+      return; // on_relay_detached() let go of the connection already
     if (fast_->cancel_sent || fast_->cancelled) // its cancel came where it waited, or since
       return on_failed(cancelled_error());
     ++fast_->moves;
@@ -429,10 +428,11 @@ private:
     if (backend_ && backend_->pipelining()) {
       const auto& lane = fast_->cluster->lane;
       lane->joinable(backend_);
-      backend_->home([weak = std::weak_ptr(lane)](std::shared_ptr<engines::pg_async_connection> c) {
-        if (auto pool = weak.lock())
-          pool->give_back(std::move(c));
-      });
+      if (!backend_->has_home()) // once per connection, not per statement
+        backend_->home([weak = std::weak_ptr(lane)](std::shared_ptr<engines::pg_async_connection> c) {
+          if (auto pool = weak.lock())
+            pool->give_back(std::move(c));
+        });
     }
   }
 
