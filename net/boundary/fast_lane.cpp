@@ -97,18 +97,20 @@ metrics::route_series& fast_lane_books::series_for(const std::string& group,
 }
 
 const std::string& fast_lane_books::trace_json(const routing::decision& route) {
+  thread_local std::optional<routing::decision> traced;
+  thread_local std::string json;
   auto same_steps = [](const auto& a, const auto& b) {
     return a.router == b.router && a.matched == b.matched && a.result == b.result;
   };
-  bool same = traced_ && traced_->group == route.group
-              && traced_->used_fallback == route.used_fallback
-              && std::equal(traced_->trace.begin(), traced_->trace.end(), route.trace.begin(),
+  bool same = traced && traced->group == route.group && traced->denied == route.denied
+              && traced->used_fallback == route.used_fallback
+              && std::equal(traced->trace.begin(), traced->trace.end(), route.trace.begin(),
                             route.trace.end(), same_steps);
   if (!same) {
-    trace_json_ = routing::trace_to_json(route);
-    traced_ = route;
+    json = routing::trace_to_json(route);
+    traced = route;
   }
-  return trace_json_;
+  return json;
 }
 
 } // namespace qf

@@ -162,8 +162,10 @@ private:
   /// The metric series of a route, kept while the statements take the same.
   metrics::route_series& series_for(const std::string& group,
                                     const std::shared_ptr<cluster_state>& cluster);
-  /// The routing trace's JSON, kept while the routers decide alike.
-  const std::string& trace_json(const routing::decision& route);
+  /// The routing trace's JSON, kept per thread while the routers decide
+  /// alike: for every session of a wire thread, so that a client that
+  /// connects per statement does not pay for it each time.
+  static const std::string& trace_json(const routing::decision& route);
 
   std::shared_ptr<node_services> node_;
   const std::string protocol_;
@@ -175,8 +177,6 @@ private:
   std::shared_ptr<metrics::route_series> series_;
   std::shared_ptr<cluster_state> series_cluster_;
   std::string series_group_;
-  std::optional<routing::decision> traced_;
-  std::string trace_json_;
 };
 
 /// The client left between a block's statements: the connection goes

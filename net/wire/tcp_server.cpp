@@ -521,6 +521,9 @@ public:
       fail(std::strerror(errno));
     int on = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    // Linux copies it to every accepted socket: a system call less per
+    // connection than setting it on each.
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
     if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0
         || ::listen(fd, SOMAXCONN) != 0) {
       int err = errno;
@@ -572,8 +575,6 @@ public:
         ::close(fd); // over maxConnections: dropped, as QueryFlux does
         continue;
       }
-      int on = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
       const auto& loops = state_->loops;
       auto conn = std::make_shared<tcp_connection>(
         fd, state_, loops[state_->dealt++ % loops.size()]);

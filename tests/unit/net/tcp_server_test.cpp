@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -258,4 +259,58 @@ TEST(wire_service, a_session_that_closes_its_connection_lives_to_the_end_of_its_
   EXPECT_FALSE(destroyed_mid_call) << "the session was destroyed inside its own on_data";
   ::close(fd);
   service.stop();
+}
+
+namespace {
+
+/// The served end of a client's connection: this process's socket whose
+/// peer is the client's own address.
+int served_end_of(int client_fd) {
+  sockaddr_in client{};
+  socklen_t len = sizeof client;
+  ::getsockname(client_fd, reinterpret_cast<sockaddr*>(&client), &len);
+  for (int fd = 0; fd < 1024; ++fd) {
+    sockaddr_in peer{};
+    socklen_t plen = sizeof peer;
+    if (fd != client_fd && ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &plen) == 0
+        && peer.sin_port == client.sin_port && peer.sin_addr.s_addr == client.sin_addr.s_addr)
+      return fd;
+  }
+  return -1;
+}
+
+} // namespace
+
+TEST(wire_service, served_connections_send_small_answers_without_delay) {
+  // Nagle's algorithm would hold a session's second short answer until the
+  // client acknowledges the first: up to 40 ms per statement on loopback.
+  // The listener's TCP_NODELAY is what every accepted socket gets.
+  struct echo : qf::wire::handler {
+    std::shared_ptr<qf::wire::connection> conn;
+    std::promise<void> started;
+    void on_data(std::string_view) override {
+      started.set_value();
+    }
+    void on_closed() override {}
+    void on_tls_ready() override {}
+  };
+  auto h = std::make_shared<echo>();
+  qf::wire::service service{1};
+  service.listen(on_loopback(test_port + 5), [h](std::shared_ptr<qf::wire::connection> conn) {
+    h->conn = std::move(conn);
+    return h;
+  });
+  service.start();
+  int fd = connect_to(test_port + 5);
+  ASSERT_EQ(::send(fd, "hi", 2, 0), 2);
+  ASSERT_EQ(h->started.get_future().wait_for(5s), std::future_status::ready);
+  int served = served_end_of(fd);
+  ASSERT_GE(served, 0) << "no socket of this process has the client as its peer";
+  int nodelay = 0;
+  socklen_t len = sizeof nodelay;
+  ASSERT_EQ(::getsockopt(served, IPPROTO_TCP, TCP_NODELAY, &nodelay, &len), 0);
+  EXPECT_NE(nodelay, 0);
+  ::close(fd);
+  service.stop();
+  h->conn.reset();
 }

@@ -1,0 +1,55 @@
+// The secrets' random bytes come from a per-thread pool of the DRBG's
+// output: each byte served once, the pool drawn again when it runs out.
+#include "net/boundary/secure_random.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace qf::boundary {
+namespace {
+
+TEST(SecureRandom, NoValueIsServedTwiceAcrossManyRefills) {
+  // 64-bit values: a repeat among 10000 fair ones is a 1-in-10^11 event,
+  // while a pool that served a byte twice or skipped its refill repeats.
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 10000; ++i)
+    ASSERT_TRUE(seen.insert(random_value<uint64_t>()).second) << "at draw " << i;
+}
+
+TEST(SecureRandom, OddSizesStraddleTheRefill) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 500; ++i) {
+    auto hex = random_hex(13); // 1024 is no multiple of 13: draws straddle refills
+    ASSERT_EQ(hex.size(), 26u);
+    ASSERT_TRUE(seen.insert(hex).second);
+  }
+  auto big = random_hex(5000); // larger than the pool: several refills in one draw
+  ASSERT_EQ(big.size(), 10000u);
+  // Each 16 hex digits of it unlike any other.
+  std::set<std::string> chunks;
+  for (size_t at = 0; at < big.size(); at += 16)
+    ASSERT_TRUE(chunks.insert(big.substr(at, 16)).second) << "at " << at;
+}
+
+TEST(SecureRandom, ThreadsDrawTheirOwn) {
+  std::vector<std::vector<uint64_t>> drawn(2);
+  std::vector<std::thread> threads;
+  for (auto& out : drawn)
+    threads.emplace_back([&out] {
+      for (int i = 0; i < 2000; ++i)
+        out.push_back(random_value<uint64_t>());
+    });
+  for (auto& t : threads)
+    t.join();
+  std::set<uint64_t> all(drawn[0].begin(), drawn[0].end());
+  all.insert(drawn[1].begin(), drawn[1].end());
+  EXPECT_EQ(all.size(), 4000u);
+}
+
+} // namespace
+} // namespace qf::boundary
