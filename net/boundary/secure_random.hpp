@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-
 #include <stdexcept>
 #include <string>
 
