@@ -22,6 +22,16 @@ wait_ready() { # ADMIN_PORT: until the gateway there answers /readyz
   return 1
 }
 
+# pgbench's select-only script (-S), unless the options name one of their
+# own (-b, -f): given both, pgbench runs a mix of the two.
+script_for() { # pgbench options -> "-S" or nothing
+  local o
+  for o in "$@"; do
+    [[ $o == -b* || $o == -f* ]] && return
+  done
+  echo -S
+}
+
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # The server's backends and helpers alive at both ends of a run: it misses

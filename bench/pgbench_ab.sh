@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Two QueryFlux binaries (a change and its base) side by side with
-# pgbouncer: pgbench -S -c 8 -j 2 alternating pgbouncer, A and B in every
+# pgbouncer: pgbench -S -c 8 -j 2 (or the script the options name, e.g.
+# -b tpcb-like) alternating pgbouncer, A and B in every
 # round, each gateway alive the whole run on its own port. Prints each
 # round, then the medians: TPS, the ratio to pgbouncer, and CPU per
 # transaction of the proxy, PostgreSQL and pgbench (from /proc).
@@ -63,7 +64,7 @@ measure() { # port pid -> "tps proxy_us postgres_us pgbench_us"
   local port=$1 pid=$2 x0 x1 g0 g1 out
   x0=$(ticks "$pid")
   g0=$(postgres_busy)
-  out=$( { /usr/bin/time -f "pgbench-cpu %U %S" pgbench -n -S -c 8 -j 2 "${extra[@]}" -T "$secs" \
+  out=$( { /usr/bin/time -f "pgbench-cpu %U %S" pgbench -n $(script_for "${extra[@]}") -c 8 -j 2 "${extra[@]}" -T "$secs" \
              -h 127.0.0.1 -p "$port" -U postgres postgres; } 2>&1)
   x1=$(ticks "$pid")
   g1=$(postgres_busy)
@@ -77,7 +78,7 @@ measure() { # port pid -> "tps proxy_us postgres_us pgbench_us"
 measure 27082 "$pid_a" >/dev/null # warm both pools
 measure 27182 "$pid_b" >/dev/null
 declare -A rows=()
-echo "pgbench -S -c 8 -j 2 ${extra[*]} -T $secs, $rounds rounds of pgbouncer, A, B"
+echo "pgbench $(script_for "${extra[@]}") -c 8 -j 2 ${extra[*]} -T $secs, $rounds rounds of pgbouncer, A, B"
 echo "  A: $bin_a, wireThreads ${WIRE_THREADS_A:-0} (0: the default), poolSize ${POOL_A:-20}, pipelineDepth ${PIPELINE_A:-default}"
 echo "  B: $bin_b, wireThreads ${WIRE_THREADS_B:-0}, poolSize ${POOL_B:-20}, pipelineDepth ${PIPELINE_B:-default}"
 for r in $(seq 1 "$rounds"); do

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CPU per transaction, side by side: pgbench -S -c 8 through pgbouncer and
+# CPU per transaction, side by side: pgbench -S -c 8 (or the script the
+# options name, e.g. -b tpcb-like) through pgbouncer and
 # through QueryFlux's PostgreSQL frontend, alternating, each ROUNDS times.
 # For each: the proxy's user and kernel microseconds per transaction (from
 # /proc/<pid>/stat, all threads), pgbench's own, and the whole machine's
@@ -26,7 +27,7 @@ measure() { # port pid -> "tps user_us kernel_us pgbench_us machine_us postgres_
   read -r u0 s0 < <(ticks "$pid")
   m0=$(machine_busy)
   p0=$(postgres_busy)
-  out=$( { /usr/bin/time -f "pgbench-cpu %U %S" pgbench -n -S -c 8 -j 2 "${extra[@]}" -T "$secs" \
+  out=$( { /usr/bin/time -f "pgbench-cpu %U %S" pgbench -n $(script_for "${extra[@]}") -c 8 -j 2 "${extra[@]}" -T "$secs" \
              -h 127.0.0.1 -p "$port" -U postgres postgres; } 2>&1)
   read -r u1 s1 < <(ticks "$pid")
   m1=$(machine_busy)
@@ -45,7 +46,7 @@ for r in $(seq 1 "$rounds"); do
   rows[queryflux]+="$(measure "$qf_port" "$gateway_pid")"$'\n'
 done
 
-echo "pgbench -S -c 8 -j 2 ${extra[*]} -T $secs, $rounds alternating rounds; medians, microseconds per transaction"
+echo "pgbench $(script_for "${extra[@]}") -c 8 -j 2 ${extra[*]} -T $secs, $rounds alternating rounds; medians, microseconds per transaction"
 printf '  %-10s %8s %10s %12s %10s %10s %10s\n' target tps "proxy user" "proxy kernel" pgbench postgres machine
 for target in direct pgbouncer queryflux; do
   col() { echo "${rows[$target]}" | grep . | awk -v c="$1" '{print $c}' | median; }
