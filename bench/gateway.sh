@@ -23,11 +23,12 @@ wait_ready() { # ADMIN_PORT: until the gateway there answers /readyz
 }
 
 # pgbench's select-only script (-S), unless the options name one of their
-# own (-b, -f): given both, pgbench runs a mix of the two.
+# own (-b, -f, -N, -S, --builtin, --file): given two, pgbench runs a mix.
 script_for() { # pgbench options -> "-S" or nothing
   local o
   for o in "$@"; do
-    [[ $o == -b* || $o == -f* ]] && return
+    [[ $o == -b* || $o == -f* || $o == -N || $o == -S || $o == --builtin* || $o == --file* ]] \
+      && return
   done
   echo -S
 }

@@ -5,14 +5,14 @@
 // frontend cost 0.5 ms of CPU. Drawn a kilobyte at a time per thread:
 // a RAND_bytes call costs about 4 us whatever its size (locks, parameter
 // lookups, a fork check), a tenth of the gateway's CPU for a client that
-// connects per statement. The gateway never forks, so no two processes
-// hold the same unserved bytes.
+// connects per statement.
 #pragma once
 
 #include "protocols/common/hex.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <array>
@@ -22,15 +22,36 @@
 
 namespace qf::boundary {
 
+namespace detail {
+
+/// A thread's bytes of the DRBG's output not served yet.
+struct random_pool {
+  std::array<unsigned char, 1024> bytes;
+  size_t served = 1024; // all of them: none drawn yet
+
+  void drop() {
+    OPENSSL_cleanse(bytes.data(), bytes.size());
+    served = bytes.size();
+  }
+  ~random_pool() {
+    drop();
+  }
+};
+
+inline random_pool& this_threads_pool() {
+  thread_local random_pool pool;
+  return pool;
+}
+
+} // namespace detail
+
 inline void random_bytes(void* out, size_t size) {
-  struct pool {
-    std::array<unsigned char, 1024> bytes;
-    size_t served = 1024; // all of them: none drawn yet
-    ~pool() {
-      OPENSSL_cleanse(bytes.data(), bytes.size());
-    }
-  };
-  thread_local pool drawn;
+  // A forked child starts with its parent's unserved bytes: it drops them
+  // (the child has only the forking thread), so that no two processes
+  // ever hand out the same secret.
+  [[maybe_unused]] static const bool forks_drop_the_pool =
+    ::pthread_atfork(nullptr, nullptr, [] { detail::this_threads_pool().drop(); }) == 0;
+  auto& drawn = detail::this_threads_pool();
   auto* to = static_cast<unsigned char*>(out);
   while (size > 0) {
     if (drawn.served == drawn.bytes.size()) {

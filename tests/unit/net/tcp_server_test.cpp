@@ -263,17 +263,19 @@ TEST(wire_service, a_session_that_closes_its_connection_lives_to_the_end_of_its_
 
 namespace {
 
-/// The served end of a client's connection: this process's socket whose
-/// peer is the client's own address.
-int served_end_of(int client_fd) {
+/// The served end of a client's connection to `port`: this process's
+/// socket on that port whose peer is the client's own address.
+int served_end_of(int client_fd, uint16_t port) {
   sockaddr_in client{};
   socklen_t len = sizeof client;
   ::getsockname(client_fd, reinterpret_cast<sockaddr*>(&client), &len);
   for (int fd = 0; fd < 1024; ++fd) {
-    sockaddr_in peer{};
-    socklen_t plen = sizeof peer;
+    sockaddr_in peer{}, local{};
+    socklen_t plen = sizeof peer, llen = sizeof local;
     if (fd != client_fd && ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &plen) == 0
-        && peer.sin_port == client.sin_port && peer.sin_addr.s_addr == client.sin_addr.s_addr)
+        && ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen) == 0
+        && local.sin_port == htons(port) && peer.sin_port == client.sin_port
+        && peer.sin_addr.s_addr == client.sin_addr.s_addr)
       return fd;
   }
   return -1;
@@ -304,7 +306,7 @@ TEST(wire_service, served_connections_send_small_answers_without_delay) {
   int fd = connect_to(test_port + 5);
   ASSERT_EQ(::send(fd, "hi", 2, 0), 2);
   ASSERT_EQ(h->started.get_future().wait_for(5s), std::future_status::ready);
-  int served = served_end_of(fd);
+  int served = served_end_of(fd, test_port + 5);
   ASSERT_GE(served, 0) << "no socket of this process has the client as its peer";
   int nodelay = 0;
   socklen_t len = sizeof nodelay;
