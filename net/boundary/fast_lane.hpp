@@ -52,8 +52,8 @@ struct fast_statement {
   bool leaves_state_behind = false;
   /// It leaves nothing on its connection and running it twice changes
   /// nothing (a SELECT without INTO or FOR UPDATE/SHARE that calls only
-  /// built-ins computing a value): PostgreSQL may run it behind another
-  /// client's on one connection (pipelineDepth).
+  /// built-ins computing a value), on a cluster that pipelines: PostgreSQL
+  /// may run it behind another client's on one connection (pipelineDepth).
   bool plain = false;
   /// Relayed behind another client's statement on one connection
   /// (pipelineDepth), and how often it was moved off one since.

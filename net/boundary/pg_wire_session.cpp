@@ -440,7 +440,7 @@ private:
   /// cluster that pipelines: it may run behind others' on one connection,
   /// and others behind it.
   bool pipelines() const {
-    return fast_->plain && fast_->cluster->pipeline_depth > 1 && session_.relayable()
+    return fast_->plain && session_.relayable()
            && !session_.relays_a_statement_describe();
   }
 

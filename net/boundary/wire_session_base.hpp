@@ -267,7 +267,8 @@ protected:
     st.follows_previous = !st.in_block && Derived::reads_previous_statements_state(st.sql, kw);
     st.leaves_state_behind = Derived::may_leave_state_behind(st.sql, kw);
     if constexpr (Derived::pipelines_statements)
-      st.plain = kw == "SELECT" && !st.in_block && !st.pins && !st.tracks && !st.follows_previous
+      st.plain = kw == "SELECT" && st.cluster->pipeline_depth > 1 // read only where it pays
+                 && !st.in_block && !st.pins && !st.tracks && !st.follows_previous
                  && !sql::contains_ignoring_case(st.sql, "into") && !sql::may_lock_rows(st.sql)
                  && sql::calls_only_pure_functions(st.sql);
   }
