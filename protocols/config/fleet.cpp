@@ -74,33 +74,64 @@ fleet fleet_of(std::string_view yaml_text) {
   return out;
 }
 
+namespace {
+
+/// The file's YAML with its fleet sections replaced by f's.
+YAML::Node merged(std::string_view yaml_text, const fleet& f) {
+  auto root = YAML::Load(std::string{yaml_text});
+  // JSON is YAML: each stored document is read back as the file's was.
+  YAML::Node clusters{YAML::NodeType::Map};
+  for (const auto& [name, json] : f.clusters)
+    clusters[name] = YAML::Load(json);
+  YAML::Node groups{YAML::NodeType::Map};
+  for (const auto& [name, json] : f.groups)
+    groups[name] = YAML::Load(json);
+  YAML::Node routers{YAML::NodeType::Sequence};
+  for (const auto& json : f.routers)
+    routers.push_back(YAML::Load(json));
+  root["clusters"] = clusters;
+  root["clusterGroups"] = groups;
+  root["routers"] = routers;
+  if (f.routing_fallback.empty())
+    root.remove("routingFallback");
+  else
+    root["routingFallback"] = f.routing_fallback;
+  return root;
+}
+
+load_result load_node(const YAML::Node& root, const load_options& opts) {
+  YAML::Emitter emitter;
+  emitter << root;
+  return load_from_string(emitter.c_str(), opts);
+}
+
+load_result unreadable(const YAML::Exception& e) {
+  load_result result;
+  result.problems.push_back(std::string{"the stored configuration cannot be read: "} + e.what());
+  return result;
+}
+
+} // namespace
+
 load_result load_with_fleet(std::string_view yaml_text, const fleet& f) {
   try {
-    auto root = YAML::Load(std::string{yaml_text});
-    // JSON is YAML: each stored document is read back as the file's was.
-    YAML::Node clusters{YAML::NodeType::Map};
-    for (const auto& [name, json] : f.clusters)
-      clusters[name] = YAML::Load(json);
-    YAML::Node groups{YAML::NodeType::Map};
-    for (const auto& [name, json] : f.groups)
-      groups[name] = YAML::Load(json);
-    YAML::Node routers{YAML::NodeType::Sequence};
-    for (const auto& json : f.routers)
-      routers.push_back(YAML::Load(json));
-    root["clusters"] = clusters;
-    root["clusterGroups"] = groups;
-    root["routers"] = routers;
-    if (f.routing_fallback.empty())
-      root.remove("routingFallback");
-    else
-      root["routingFallback"] = f.routing_fallback;
-    YAML::Emitter emitter;
-    emitter << root;
-    return load_from_string(emitter.c_str());
+    return load_node(merged(yaml_text, f), {});
   } catch (const YAML::Exception& e) {
-    load_result result;
-    result.problems.push_back(std::string{"the stored configuration cannot be read: "} + e.what());
-    return result;
+    return unreadable(e);
+  }
+}
+
+load_result load_worker_config(std::string_view worker_yaml, const fleet& f,
+                               std::string_view auth_json, std::string_view monitor_json) {
+  try {
+    auto root = merged(worker_yaml, f);
+    if (!auth_json.empty())
+      root["auth"] = YAML::Load(std::string{auth_json});
+    if (!monitor_json.empty() && !root["monitor"])
+      root["monitor"] = YAML::Load(std::string{monitor_json});
+    return load_node(root, {.fleet_from_snapshot = true});
+  } catch (const YAML::Exception& e) {
+    return unreadable(e);
   }
 }
 

@@ -29,4 +29,11 @@ fleet fleet_of(std::string_view yaml_text);
 /// whole as load_from_string does (problems name the same paths).
 load_result load_with_fleet(std::string_view yaml_text, const fleet& f);
 
+/// A worker's live config: its file (role: worker) with the sections of its
+/// control plane's snapshot: the fleet, and `auth` and `monitor` as JSON
+/// ("" for none; a monitor in the file wins, health checks being local
+/// work). Validated as strictly as a control plane's file.
+load_result load_worker_config(std::string_view worker_yaml, const fleet& f,
+                               std::string_view auth_json, std::string_view monitor_json);
+
 } // namespace qf::config

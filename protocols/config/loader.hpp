@@ -16,8 +16,14 @@ struct load_result {
   std::vector<std::string> problems;
 };
 
+struct load_options {
+  /// The fleet sections (and auth) were merged in from a control plane's
+  /// snapshot: a worker's config holds them then.
+  bool fleet_from_snapshot = false;
+};
+
 /// Parses YAML text. Never throws; environment variables are never expanded.
-load_result load_from_string(std::string_view yaml_text);
+load_result load_from_string(std::string_view yaml_text, const load_options& opts = {});
 
 /// Reads and parses a file; an unreadable file is reported as a problem.
 load_result load_from_file(const std::string& path);

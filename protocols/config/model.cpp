@@ -69,4 +69,27 @@ const cluster_group* gateway_config::find_group(std::string_view name) const {
   return nullptr;
 }
 
+std::string_view to_string(redaction r) {
+  switch (r) {
+    case redaction::full:
+      return "full";
+    case redaction::mask_literals:
+      return "maskLiterals";
+    case redaction::metadata:
+      return "metadata";
+  }
+  return "full";
+}
+
+std::optional<redaction> redaction_from_string(std::string_view name) {
+  for (auto r : {redaction::full, redaction::mask_literals, redaction::metadata})
+    if (to_string(r) == name)
+      return r;
+  return std::nullopt;
+}
+
+std::string_view to_string(coordination_mode m) {
+  return m == coordination_mode::local ? "local" : "controlPlane";
+}
+
 } // namespace qf::config

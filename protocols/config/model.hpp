@@ -50,6 +50,76 @@ struct admin_api {
   uint16_t port = 9000;
   std::string username = "admin";
   std::string password = "admin";
+  /// PEM files; when set, the admin port (and a worker's ops port) serves
+  /// HTTPS only: snapshots carry cluster credentials.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+};
+
+/// What the control plane tells workers to do with their query history.
+enum class redaction { full, mask_literals, metadata };
+
+std::string_view to_string(redaction r);
+std::optional<redaction> redaction_from_string(std::string_view name);
+
+/// workerApi on a control plane (or standalone): the /worker/* endpoints on
+/// the admin port, behind their own bearer secret.
+struct worker_api {
+  bool enabled = false;
+  std::string shared_secret;
+  /// Where workers send history instead of the control plane (nullopt: to
+  /// the control plane).
+  std::optional<std::string> history_endpoint;
+  enum redaction history_redaction = redaction::full;
+};
+
+/// controlPlane.peerBootstrap: start from a running worker's config.
+struct peer_bootstrap {
+  /// host:port; every address it resolves to is tried in turn.
+  std::string address;
+  std::chrono::seconds after = std::chrono::seconds(10);
+  std::chrono::seconds max_age = std::chrono::seconds(86400);
+};
+
+/// A worker's way to its control plane.
+struct control_plane_link {
+  std::string url;
+  std::string shared_secret;
+  std::chrono::seconds poll_timeout = std::chrono::seconds(30);
+  std::chrono::seconds heartbeat_interval = std::chrono::seconds(10);
+  bool allow_insecure_http = false;
+  /// https: the CA file to trust instead of the system's.
+  std::string tls_ca_file;
+  std::optional<struct peer_bootstrap> peer_bootstrap;
+};
+
+enum class coordination_mode { control_plane, local };
+enum class unavailable_policy { fail_closed, local_limits };
+
+std::string_view to_string(coordination_mode m);
+
+struct coordination {
+  coordination_mode mode = coordination_mode::control_plane;
+  unavailable_policy on_unavailable = unavailable_policy::fail_closed;
+};
+
+/// A worker's history uplink: an override of the snapshot's endpoint, and
+/// how many records wait for delivery at most.
+struct worker_history {
+  std::optional<std::string> endpoint;
+  uint32_t spool_max_records = 50000;
+};
+
+/// translation: the failure policy is the control plane's (it reaches
+/// workers in the snapshot); scripts and the schema timeout stay local.
+/// This build translates no SQL: the settings are carried and validated.
+struct translation {
+  std::optional<std::string> mode;
+  bool error_on_unsupported = false;
+  std::vector<std::string> python_scripts;
+  duration schema_resolution_timeout = std::chrono::milliseconds(1500);
+
+  bool operator==(const translation&) const = default;
 };
 
 enum class engine_kind { duck_db, sqlite, postgres, mysql, trino };
@@ -171,7 +241,9 @@ struct persistence_settings {
 
 struct node {
   node_role role = node_role::standalone;
-  std::string external_address = "http://localhost:8080";
+  /// The base of Trino nextUri and infoUri; empty: the address the client
+  /// used (its Host, or X-Forwarded-Proto/-Host behind a proxy).
+  std::string external_address;
   trino_http_frontend trino_http;
   frontend postgres_wire;
   frontend mysql_wire;
@@ -189,6 +261,17 @@ struct node {
   /// How often a node with PostgreSQL persistence looks for fleet changes
   /// made elsewhere (another control-plane replica); 0: never.
   std::chrono::seconds config_reload_interval = std::chrono::seconds(30);
+  struct worker_api worker_api;
+  // role: worker only.
+  /// Empty: the host name (the pod's name).
+  std::string worker_name;
+  std::map<std::string, std::string> worker_labels;
+  /// The downward API's key="value" lines, merged over worker_labels at
+  /// start.
+  std::string worker_labels_file;
+  control_plane_link control_plane;
+  struct coordination coordination;
+  worker_history history;
 };
 
 /// Trino Gateway's databaseCache: the fleet read from PostgreSQL is served
@@ -219,6 +302,7 @@ struct gateway_config {
   std::vector<cluster_group> groups;
   std::vector<router> routers;
   std::string routing_fallback;
+  struct translation translation;
 
   const cluster* find_cluster(std::string_view name) const;
   const cluster_group* find_group(std::string_view name) const;

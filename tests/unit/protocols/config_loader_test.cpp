@@ -39,7 +39,7 @@ TEST(config_loader, minimal_config_gets_the_documented_defaults) {
   ASSERT_TRUE(r.config) << all_problems(r);
   const auto& c = *r.config;
   EXPECT_EQ(c.queryflux.role, node_role::standalone);
-  EXPECT_EQ(c.queryflux.external_address, "http://localhost:8080");
+  EXPECT_EQ(c.queryflux.external_address, ""); // nextUri: the address the client used
   EXPECT_TRUE(c.queryflux.trino_http.enabled);
   EXPECT_EQ(c.queryflux.trino_http.port, 18080);
   EXPECT_FALSE(c.queryflux.postgres_wire.enabled);
@@ -466,14 +466,18 @@ clusterGroups: { g: { members: [a, b, c] } }
   })) << all_problems(bad);
 }
 
-TEST(config_loader, a_control_plane_keeps_its_fleet_in_postgres_and_workers_wait) {
+TEST(config_loader, a_control_plane_keeps_its_fleet_in_postgres_and_serves_workers) {
   auto ok = load_from_string(R"(
-queryflux: { role: controlPlane, persistence: { type: postgres, url: "postgres://qf@db/qf" } }
+queryflux:
+  role: controlPlane
+  persistence: { type: postgres, url: "postgres://qf@db/qf" }
+  workerApi: { sharedSecret: 0123456789abcdef-long }
 clusters: { d: { engine: duckDb } }
 clusterGroups: { g: { members: [d] } }
 )");
   ASSERT_TRUE(ok.config) << all_problems(ok);
   EXPECT_EQ(ok.config->queryflux.role, node_role::control_plane);
+  EXPECT_TRUE(ok.config->queryflux.worker_api.enabled); // a control plane's default
   auto memory = load_from_string(R"(
 queryflux: { role: controlPlane }
 clusters: { d: { engine: duckDb } }
@@ -482,11 +486,9 @@ clusterGroups: { g: { members: [d] } }
   EXPECT_TRUE(has_problem(memory, "queryflux.persistence.type: a controlPlane keeps the fleet in "
                                   "PostgreSQL: set type: postgres and its url"))
     << all_problems(memory);
-  auto worker = load_from_string("queryflux: { role: worker }\nclusters: { d: { engine: duckDb } }\n"
-                                 "clusterGroups: { g: { members: [d] } }\n");
-  EXPECT_TRUE(has_problem(worker, "queryflux.role: worker is not available in this build "
-                                  "(standalone or controlPlane)"))
-    << all_problems(worker);
+  EXPECT_TRUE(has_problem(memory, "queryflux.workerApi: missing: a controlPlane serves workers: "
+                                  "set its sharedSecret"))
+    << all_problems(memory);
 }
 
 TEST(config_loader, external_access_is_for_the_embedded_engines) {

@@ -1,0 +1,47 @@
+// Fuzzes what crosses between workers and control planes: snapshot bodies
+// (from a control plane or a peer), heartbeat reports and labels files. Each
+// is read or refused with a reason, never a crash; an accepted snapshot
+// re-encodes to the revision it came with.
+#include "protocols/common/canonical_json.hpp"
+#include "protocols/worker_api/snapshot.hpp"
+#include "protocols/worker_api/worker_report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto text = std::string_view{reinterpret_cast<const char*>(data), size};
+  auto snapshot = qf::worker_api::decode(text);
+  if (snapshot.snapshot == std::nullopt && snapshot.error.empty())
+    std::abort();
+  if (snapshot.snapshot) {
+    // What a worker accepts it can serve to its peers, unchanged.
+    auto again = qf::worker_api::decode(qf::worker_api::peer_body(snapshot.snapshot->encoded, 1));
+    if (!again.snapshot || again.snapshot->encoded.revision != snapshot.snapshot->encoded.revision)
+      std::abort();
+  }
+  auto report = qf::worker_api::decode_report(text);
+  if (report.report) {
+    auto again = qf::worker_api::decode_report(qf::worker_api::encode(*report.report));
+    if (!again.report || !(*again.report == *report.report))
+      std::abort();
+  } else if (report.error.empty()) {
+    std::abort();
+  }
+  (void) qf::worker_api::parse_labels_file(text);
+  if (size < 4096) {
+    auto doc = nlohmann::json::parse(text, nullptr, false);
+    if (!doc.is_discarded())
+      if (auto c = qf::json_text::canonical(doc)) {
+        // Canonical text is JSON whose canonical text is itself.
+        auto back = nlohmann::json::parse(*c, nullptr, false);
+        if (back.is_discarded() || qf::json_text::canonical(back) != c)
+          std::abort();
+      }
+  }
+  return 0;
+}
