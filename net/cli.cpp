@@ -3,19 +3,13 @@
 #include "net/cli.hpp"
 
 #include "actors/control/migrator.hpp"
-#include "actors/node/node.hpp"
-#include "io/usable_cores.hpp"
-#include "net/boundary/wire_frontends.hpp"
 #include "net/boundary/routes.hpp"
 #include "net/http/server.hpp"
 #include "net/logging.hpp"
+#include "net/server.hpp"
 #include "net/startup_database.hpp"
-#include "net/wire/tcp_server.hpp"
 #include "protocols/config/loader.hpp"
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/send.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -111,6 +105,11 @@ int validate(const options& opts) {
   auto cfg = load(opts.config_path);
   if (!cfg)
     return 2;
+  if (cfg->queryflux.role == config::node_role::worker) {
+    std::cout << opts.config_path << ": OK (worker; its config comes from "
+              << cfg->queryflux.control_plane.url << ")\n";
+    return 0;
+  }
   std::cout << opts.config_path << ": OK (" << cfg->clusters.size()
             << " clusters, " << cfg->groups.size() << " cluster groups, "
             << cfg->routers.size() << " routers)\n";
@@ -141,21 +140,6 @@ int migrate(const options& opts) {
   }
 }
 
-/// Waits until every query's client has its last page, or the deadline.
-void drain(node_services& svc, std::chrono::seconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (svc.in_flight.load() > 0
-         && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  auto left = svc.in_flight.load();
-  if (left > 0)
-    spdlog::warn("drain timeout: cancelling {} queries", left);
-  for (auto& q : svc.queries->all()) {
-    caf::anon_send(q.actor, atom::cancel::value, false);
-    caf::anon_send_exit(q.actor, caf::exit_reason::user_shutdown);
-  }
-}
-
 /// Until the database answers, the admin port says the process lives
 /// (/health 200) but is not ready (/readyz 503), so orchestrators wait
 /// instead of restarting it. False when a signal asked to stop meanwhile.
@@ -165,7 +149,8 @@ bool wait_for_database(const config::node& q, const sigset_t& signals,
   for (int attempt = 0; state == startup::database_state::unreachable; ++attempt) {
     if (!waiting) {
       waiting.emplace();
-      waiting->listen({"adminApi", "0.0.0.0", q.admin.port, 100, 64 * 1024},
+      waiting->listen({"adminApi", "0.0.0.0", q.admin.port, 100, 64 * 1024, q.admin.tls_cert_file,
+                       q.admin.tls_key_file},
                       boundary::make_waiting_routes("waiting for the database"));
       waiting->start(1);
     }
@@ -175,20 +160,6 @@ bool wait_for_database(const config::node& q, const sigset_t& signals,
     state = startup::prepare_database(q.persistence);
   }
   return true;
-}
-
-/// Half the cores by default: the gateway shares its machine with what it
-/// serves (a worker runs next to its applications), and on two cores a
-/// second loop cost connection-per-statement clients more in wake-ups than
-/// it gave persistent ones (docs/performance.md, session 11).
-size_t wire_threads(const config::node& q) {
-  if (q.wire_threads > 0)
-    return q.wire_threads;
-  return std::max(1u, io::usable_cores() / 2);
-}
-
-wire_session_limits limits_of(const config::frontend& wire) {
-  return {wire.startup_timeout, wire.idle_transaction_timeout};
 }
 
 int serve(const options& opts) {
@@ -213,83 +184,33 @@ int serve(const options& opts) {
     return 1;
   cfg = served->config;
 
-  caf::actor_system_config caf_cfg;
-  // CAF's idle workers poll every 50 us for 500 rounds after each message
-  // before they sleep on a condition variable; the reaper's tick alone
-  // then kept four workers polling, 4% of a core on an idle gateway.
-  // The hot paths (PostgreSQL wire, HTTP parsing) do not wait on CAF.
-  caf_cfg.set("work-stealing.moderate-poll-attempts", 10);
-  // Asleep, each worker still woke every 10 ms to look for work to steal:
-  // 1,300 wake-ups a second, each one a context switch that can preempt
-  // the wire thread. A message from outside wakes a sleeping worker at
-  // once, and blocking work runs on detached actors, so a worker that
-  // keeps a message to itself is running and takes it next.
-  caf_cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds{250}});
-  // CAF counts the machine's cores; a container may use fewer.
-  caf_cfg.set("scheduler.max-threads", std::max<size_t>(io::usable_cores(), 4));
-  caf::actor_system sys{caf_cfg};
   int exit_code = 0;
-  {
-    node gateway{sys, *cfg, std::move(served->fleet), std::move(served->file_text)};
-    auto svc = gateway.services();
-    http::service web;
-    const auto threads = wire_threads(cfg->queryflux);
-    wire::service wire_listeners{threads};
-    try {
-      const auto& q = cfg->queryflux;
-      if (q.trino_http.enabled)
-        web.listen({"trinoHttp", "0.0.0.0", q.trino_http.port,
-                    q.trino_http.max_connections, 16 * 1024 * 1024},
-                   boundary::make_trino_routes(svc));
-      web.listen({"adminApi", "0.0.0.0", q.admin.port, 1000, 1024 * 1024},
-                 boundary::make_admin_routes(svc, q.admin));
-      if (q.postgres_wire.enabled)
-        wire_listeners.listen(
-          {"postgresWire", "0.0.0.0", q.postgres_wire.port,
-           q.postgres_wire.max_connections, q.postgres_wire.tls_cert_file,
-           q.postgres_wire.tls_key_file},
-          boundary::make_pg_frontend(svc, !q.postgres_wire.tls_cert_file.empty(),
-                                     limits_of(q.postgres_wire)));
-      if (q.mysql_wire.enabled)
-        wire_listeners.listen(
-          {"mysqlWire", "0.0.0.0", q.mysql_wire.port,
-           q.mysql_wire.max_connections, q.mysql_wire.tls_cert_file,
-           q.mysql_wire.tls_key_file},
-          boundary::make_mysql_frontend(svc, !q.mysql_wire.tls_cert_file.empty(),
-                                        limits_of(q.mysql_wire)));
-      web.start(2);
-      wire_listeners.start();
-      spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups, {} wire threads)",
-                   QF_VERSION, cfg->clusters.size(), cfg->groups.size(), threads);
-      int sig = 0;
-      sigwait(&signals, &sig);
-      spdlog::info("received signal {}: draining for up to {}s", sig,
-                   cfg->queryflux.shutdown_drain_timeout.count());
-      svc->draining.store(true);
-      drain(*svc, cfg->queryflux.shutdown_drain_timeout);
-      web.stop_accepting();
-      web.finish_answers(std::chrono::seconds(2)); // the last pages, served but not yet sent
-    } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
-      exit_code = 1;
-    }
-    wire_listeners.stop();
-    // The fast lane's idle connections are watched by the wire service's
-    // io_context, which goes before the node: close them now.
-    if (auto active = svc->snapshot->load())
-      for (const auto& [name, cluster] : active->clusters)
-        cluster->retire_lanes();
-    web.stop();
-    gateway.flush_history(std::chrono::seconds(5)); // the last queries' records
-    gateway.stop();
-    // A statement stuck in an engine keeps its thread, and the actor system
-    // waits for every actor: do not let that hold the process forever.
-    std::thread([exit_code] {
+  try {
+    server node{std::move(*served)};
+    const auto& c = node.services()->snapshot->load();
+    if (cfg->queryflux.role == config::node_role::worker)
+      spdlog::info("QueryFlux {} worker {} serving; its config comes from {}", QF_VERSION,
+                   node.services()->worker_name, cfg->queryflux.control_plane.url);
+    else
+      spdlog::info("QueryFlux {} serving ({} clusters, {} cluster groups)", QF_VERSION,
+                   c ? c->config->clusters.size() : 0, c ? c->config->groups.size() : 0);
+    int sig = 0;
+    sigwait(&signals, &sig);
+    spdlog::info("received signal {}: draining for up to {}s", sig,
+                 cfg->queryflux.shutdown_drain_timeout.count());
+    node.drain();
+    // A statement stuck in an engine keeps its thread, and stopping waits
+    // for every actor: do not let that hold the process forever.
+    std::thread([] {
       std::this_thread::sleep_for(std::chrono::seconds(5));
       spdlog::warn("engine calls still blocked 5s after shutdown; exiting");
       spdlog::default_logger()->flush();
-      std::_Exit(exit_code);
+      std::_Exit(0);
     }).detach();
+    node.stop();
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    exit_code = 1;
   }
   spdlog::info("stopped");
   return exit_code;

@@ -1,6 +1,6 @@
 #include "net/startup_database.hpp"
 
-#include "actors/control/config_store.hpp"
+#include "actors/control/fleet_tables.hpp"
 #include "actors/control/migrator.hpp"
 #include "protocols/config/fleet.hpp"
 
@@ -50,11 +50,11 @@ std::optional<served_config> with_stored_fleet(const std::string& path,
   if (cfg.queryflux.persistence.type != "postgres")
     return served_config{std::move(cfg), std::move(file_fleet), text.str()};
   try {
-    auto stored = config_store::load(url);
+    auto stored = fleet_tables::load(url);
     if (!stored) {
-      if (config_store::seed(url, file_fleet))
+      if (fleet_tables::seed(url, file_fleet))
         spdlog::info("seeded the database with the clusters, groups and routers of {}", path);
-      stored = config_store::load(url);
+      stored = fleet_tables::load(url);
     } else {
       spdlog::info("clusters, groups and routers come from the database ({} clusters); "
                    "those of {} are ignored",

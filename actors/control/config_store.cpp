@@ -1,142 +1,79 @@
 #include "actors/control/config_store.hpp"
 
-#include "actors/control/database_url.hpp"
+#include "actors/node/metrics.hpp"
 
-#include <pqxx/pqxx>
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
 
-#include <map>
+namespace qf {
 
-namespace qf::config_store {
-
-namespace {
-
-using items = std::vector<std::pair<std::string, std::string>>;
-
-void upsert_cluster(pqxx::work& tx, const std::string& name, const std::string& json) {
-  tx.exec_params(
-    "INSERT INTO cluster_configs (name, engine, enabled, max_running_queries, config) "
-    "SELECT $1, j->>'engine', coalesce((j->>'enabled')::boolean, true), "
-    "(j->>'maxRunningQueries')::integer, j FROM (SELECT $2::jsonb AS j) s "
-    "ON CONFLICT (name) DO UPDATE SET engine = EXCLUDED.engine, enabled = EXCLUDED.enabled, "
-    "max_running_queries = EXCLUDED.max_running_queries, config = EXCLUDED.config, "
-    "updated_at = now()",
-    name, json);
+config_store_actor::behavior_type
+config_store(config_store_actor::stateful_pointer<config_store_state> self,
+             std::shared_ptr<metrics> stats) {
+  // Parked polls are promises in this state: a store that goes without
+  // answering them would leave each asker waiting out its whole timeout.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    for (auto& [id, w] : self->state.waiters)
+      w.promise.deliver(make_error(errc::not_configured, "the control plane is shutting down"));
+    self->state.waiters.clear();
+    self->quit(msg.reason);
+  });
+  return {
+    [self, stats](atom::publish, const worker_api::snapshot_content& content) {
+      auto& st = self->state;
+      std::string error;
+      auto encoded = worker_api::encode(content, error);
+      if (!encoded) {
+        // The node runs it, but workers could not read it: they keep the
+        // last one, as they would after a failed build.
+        spdlog::error("the configuration cannot be served to workers: {}", error);
+        stats->config_reload_failed("snapshot");
+        return;
+      }
+      if (st.current && st.current->revision == encoded->revision)
+        return; // the same config again (a reload that changed nothing)
+      st.current = served_snapshot{
+        encoded->revision,
+        std::make_shared<const std::string>(worker_api::config_body(*encoded))};
+      spdlog::info("serving workers configuration revision {}", encoded->revision);
+      // One broadcast: every parked poll is answered with the same bytes.
+      auto waiting = std::move(st.waiters);
+      st.waiters.clear();
+      for (auto& [id, w] : waiting)
+        w.promise.deliver(snapshot_wait_result{st.current});
+      stats->workers_waiting(0);
+    },
+    [self](atom::get) -> caf::result<served_snapshot> {
+      if (!self->state.current)
+        return make_error(errc::not_configured, "no configuration to serve yet");
+      return *self->state.current;
+    },
+    [self, stats](atom::wait, const std::string& since,
+                  caf::timespan hold) -> caf::result<snapshot_wait_result> {
+      auto& st = self->state;
+      if (st.current && st.current->revision != since)
+        return snapshot_wait_result{st.current};
+      auto id = st.next_waiter++;
+      auto promise = self->make_response_promise<snapshot_wait_result>();
+      st.waiters.emplace(id, config_store_state::waiter{since, promise});
+      // Up to 1/16 more, as Consul's blocking queries do: workers that
+      // started together spread out instead of polling in step.
+      auto spread = hold.count() / 16;
+      auto jitter = caf::timespan{spread > 0 ? static_cast<int64_t>(st.rng() % spread) : 0};
+      self->delayed_send(self, hold + jitter, atom::timeout::value, id);
+      stats->workers_waiting(st.waiters.size());
+      return promise;
+    },
+    [self, stats](atom::timeout, uint64_t id) {
+      auto& st = self->state;
+      auto i = st.waiters.find(id);
+      if (i == st.waiters.end())
+        return; // answered by a change already
+      i->second.promise.deliver(snapshot_wait_result{});
+      st.waiters.erase(i);
+      stats->workers_waiting(st.waiters.size());
+    },
+  };
 }
 
-void upsert_group(pqxx::work& tx, const std::string& name, const std::string& json) {
-  tx.exec_params(
-    "INSERT INTO cluster_group_configs (name, enabled, members, max_running_queries, "
-    "max_queued_queries, strategy, config) "
-    "SELECT $1, coalesce((j->>'enabled')::boolean, true), "
-    "coalesce(ARRAY(SELECT jsonb_array_elements_text(j->'members')), '{}'), "
-    "coalesce((j->>'maxRunningQueries')::integer, 10), "
-    "coalesce((j->>'maxQueuedQueries')::integer, 100), "
-    "coalesce(j->'strategy', '{\"type\": \"roundRobin\"}'), j FROM (SELECT $2::jsonb AS j) s "
-    "ON CONFLICT (name) DO UPDATE SET enabled = EXCLUDED.enabled, members = EXCLUDED.members, "
-    "max_running_queries = EXCLUDED.max_running_queries, "
-    "max_queued_queries = EXCLUDED.max_queued_queries, strategy = EXCLUDED.strategy, "
-    "config = EXCLUDED.config, updated_at = now()",
-    name, json);
-}
-
-/// Upserts what is new or changed in `after`, deletes what it lacks.
-template <class Upsert>
-void write_items(pqxx::work& tx, const char* table, const items& before, const items& after,
-                 Upsert upsert) {
-  std::map<std::string, const std::string*> old;
-  for (const auto& [name, json] : before)
-    old.emplace(name, &json);
-  for (const auto& [name, json] : after) {
-    auto i = old.find(name);
-    if (i == old.end() || *i->second != json)
-      upsert(tx, name, json);
-    if (i != old.end())
-      old.erase(i);
-  }
-  for (const auto& [name, json] : old)
-    tx.exec_params(std::string{"DELETE FROM "} + table + " WHERE name = $1", name);
-}
-
-} // namespace
-
-std::optional<config::fleet> load(const std::string& url) {
-  pqxx::connection c{with_timeouts(url)};
-  pqxx::work tx{c};
-  auto f = read(tx);
-  tx.commit();
-  if (f.clusters.empty() && f.groups.empty())
-    return std::nullopt;
-  return f;
-}
-
-config::fleet read(pqxx::work& tx) {
-  // One round trip: admin writes read the fleet each time.
-  config::fleet f;
-  auto rows = tx.exec(
-    "SELECT 'c', name, config::text, id FROM cluster_configs "
-    "UNION ALL SELECT 'g', name, config::text, id FROM cluster_group_configs "
-    "UNION ALL SELECT 'r', NULL, definition::text, sort_order FROM routing_rules "
-    "UNION ALL SELECT 'f', NULL, routing_fallback, 0 FROM routing_settings "
-    "ORDER BY 1, 4");
-  for (const auto& row : rows) {
-    auto kind = row[0].as<std::string>();
-    if (row[2].is_null())
-      continue;
-    auto text = row[2].as<std::string>();
-    if (kind == "c")
-      f.clusters.emplace_back(row[1].as<std::string>(), std::move(text));
-    else if (kind == "g")
-      f.groups.emplace_back(row[1].as<std::string>(), std::move(text));
-    else if (kind == "r")
-      f.routers.push_back(std::move(text));
-    else
-      f.routing_fallback = std::move(text);
-  }
-  return f;
-}
-
-void lock(pqxx::work& tx) {
-  // Two nodes starting at once, or two admin writes: the second waits here.
-  tx.exec("LOCK TABLE cluster_configs, cluster_group_configs, routing_rules, routing_settings "
-          "IN EXCLUSIVE MODE");
-}
-
-int64_t write_changes(pqxx::work& tx, const config::fleet& before, const config::fleet& after) {
-  write_items(tx, "cluster_configs", before.clusters, after.clusters, upsert_cluster);
-  write_items(tx, "cluster_group_configs", before.groups, after.groups, upsert_group);
-  if (before.routers != after.routers) {
-    tx.exec("DELETE FROM routing_rules");
-    for (size_t i = 0; i < after.routers.size(); ++i)
-      tx.exec_params("INSERT INTO routing_rules (sort_order, definition) VALUES ($1, $2::jsonb)",
-                     static_cast<int>(i), after.routers[i]);
-  }
-  if (before.routing_fallback != after.routing_fallback)
-    tx.exec_params("INSERT INTO routing_settings (singleton, routing_fallback) VALUES (true, $1) "
-                   "ON CONFLICT (singleton) DO UPDATE SET routing_fallback = "
-                   "EXCLUDED.routing_fallback, updated_at = now()",
-                   after.routing_fallback.empty() ? nullptr : after.routing_fallback.c_str());
-  return tx.exec1("UPDATE config_revision SET revision = revision + 1, updated_at = now() "
-                  "RETURNING revision")[0]
-    .as<int64_t>();
-}
-
-bool seed(const std::string& url, const config::fleet& f) {
-  pqxx::connection c{with_timeouts(url)};
-  pqxx::work tx{c};
-  lock(tx);
-  if (tx.exec1("SELECT (SELECT count(*) FROM cluster_configs) + "
-               "(SELECT count(*) FROM cluster_group_configs)")[0]
-        .as<int64_t>()
-      > 0)
-    return false;
-  write_changes(tx, config::fleet{}, f);
-  tx.commit();
-  return true;
-}
-
-int64_t revision(pqxx::connection& c) {
-  pqxx::nontransaction tx{c};
-  return tx.exec1("SELECT revision FROM config_revision")[0].as<int64_t>();
-}
-
-} // namespace qf::config_store
+} // namespace qf

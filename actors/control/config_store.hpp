@@ -1,38 +1,36 @@
-// The fleet config (clusters, groups, routers, fallback) in PostgreSQL:
-// seeded from the YAML file the first time, the source of truth after
-// that. Blocking (libpqxx): the CLI reads it before the node starts, the
-// config writer edits it.
+// The CONFIG STORE's snapshot side: the snapshot of the config its node
+// runs, serialized once per revision, and the long polls of workers parked
+// as response promises (no thread each) until the revision changes or
+// their hold runs out. It only changes when the node takes a new config,
+// so a database that fails or hangs while a new one is read leaves the
+// last good snapshot served.
 #pragma once
 
-#include "protocols/config/fleet.hpp"
+#include "actors/core/interfaces.hpp"
 
-#include <pqxx/connection>
-#include <pqxx/transaction>
+#include <caf/typed_event_based_actor.hpp>
 
-#include <optional>
-#include <string>
+#include <map>
+#include <random>
 
-namespace qf::config_store {
+namespace qf {
 
-/// The stored fleet, or nullopt when the database was never seeded.
-/// Throws std::exception when the database cannot be read.
-std::optional<config::fleet> load(const std::string& url);
+class metrics;
 
-/// Stores f if the database holds no fleet yet, atomically; false when
-/// another process (or an earlier start) seeded it first.
-bool seed(const std::string& url, const config::fleet& f);
+struct config_store_state {
+  static inline const char* name = "config_store";
+  std::optional<served_snapshot> current;
+  struct waiter {
+    std::string since;
+    caf::typed_response_promise<snapshot_wait_result> promise;
+  };
+  std::map<uint64_t, waiter> waiters;
+  uint64_t next_waiter = 1;
+  std::minstd_rand rng{std::random_device{}()};
+};
 
-/// Takes the fleet tables for this transaction: writers queue up here.
-void lock(pqxx::work& tx);
+config_store_actor::behavior_type
+config_store(config_store_actor::stateful_pointer<config_store_state> self,
+             std::shared_ptr<metrics> stats);
 
-/// The stored fleet as this transaction sees it.
-config::fleet read(pqxx::work& tx);
-
-/// Writes the items that differ from `before` to `after` and bumps the
-/// config revision; returns the new revision.
-int64_t write_changes(pqxx::work& tx, const config::fleet& before, const config::fleet& after);
-
-/// The config revision: every stored change moves it.
-int64_t revision(pqxx::connection& c);
-
-} // namespace qf::config_store
+} // namespace qf

@@ -1,6 +1,6 @@
 #include "actors/control/config_writer.hpp"
 
-#include "actors/control/config_store.hpp"
+#include "actors/control/fleet_tables.hpp"
 #include "actors/control/database_url.hpp"
 #include "actors/node/metrics.hpp"
 #include "actors/node/snapshot_holder.hpp"
@@ -29,7 +29,10 @@ struct writer_state {
 
   pqxx::connection& connected() {
     if (!conn || !conn->is_open())
-      conn = std::make_unique<pqxx::connection>(with_timeouts(cfg.url));
+      // A read held up by a lock, or a database that stops answering,
+      // fails after 10 s; the node and its workers keep the last good
+      // config meanwhile.
+      conn = std::make_unique<pqxx::connection>(with_timeouts(cfg.url, 10'000));
     return *conn;
   }
 };
@@ -135,17 +138,17 @@ void change_stored(caf::event_based_actor* self, writer_state& st, const fleet_r
   config::fleet_edit e;
   try {
     pqxx::work tx{st.connected()};
-    config_store::lock(tx);
-    before = config_store::read(tx);
+    fleet_tables::lock(tx);
+    before = fleet_tables::read(tx);
     auto active = st.cfg.snapshot->load();
     bool current = active && active->fleet == before; // no other replica's change pending
     e = edit(before, st.cfg.config_text, r, current ? active->config.get() : nullptr);
     if (e.status >= 300)
       return respond({e.status, e.message}); // rolled back: nothing written
-    st.revision = config_store::write_changes(tx, before, e.next);
+    st.revision = fleet_tables::write_changes(tx, before, e.next);
     // As PostgreSQL spells the JSON (jsonb), so that the node's fleet and
     // the database's compare equal afterwards.
-    e.next = config_store::read(tx);
+    e.next = fleet_tables::read(tx);
     tx.commit();
     st.last_read = clock::now();
   } catch (const std::exception& ex) {
@@ -172,8 +175,8 @@ void change_stored(caf::event_based_actor* self, writer_state& st, const fleet_r
     if (named_for_test(r.name, "+undo"))
       throw std::runtime_error("injected by QF_TEST_REFUSE_APPLY");
     pqxx::work tx{st.connected()};
-    config_store::lock(tx);
-    st.revision = config_store::write_changes(tx, e.next, before);
+    fleet_tables::lock(tx);
+    st.revision = fleet_tables::write_changes(tx, e.next, before);
     tx.commit();
     error += "; it was undone in the database";
   } catch (const std::exception& ex) {
@@ -190,7 +193,7 @@ void change_stored(caf::event_based_actor* self, writer_state& st, const fleet_r
 /// databaseCache's refresh and expiry.
 void reload(caf::event_based_actor* self, writer_state& st) {
   try {
-    auto rev = config_store::revision(st.connected());
+    auto rev = fleet_tables::revision(st.connected());
     st.last_read = clock::now();
     if (st.expired) {
       st.expired = false;
@@ -200,7 +203,7 @@ void reload(caf::event_based_actor* self, writer_state& st) {
     if (rev == st.revision)
       return;
     pqxx::work tx{st.connected()};
-    auto stored = config_store::read(tx);
+    auto stored = fleet_tables::read(tx);
     tx.commit();
     st.revision = rev;
     auto active = st.cfg.snapshot->load();
@@ -230,6 +233,7 @@ void reload(caf::event_based_actor* self, writer_state& st) {
     } else {
       spdlog::warn("cannot read the configuration database: {}", ex.what());
     }
+    st.cfg.stats->config_reload_failed("reload");
   }
 }
 
@@ -240,7 +244,7 @@ caf::behavior config_writer(caf::event_based_actor* self, config_writer_settings
   st->cfg = std::move(settings);
   if (!st->cfg.url.empty()) {
     try {
-      st->revision = config_store::revision(st->connected());
+      st->revision = fleet_tables::revision(st->connected());
     } catch (const std::exception& e) {
       st->conn.reset();
       spdlog::warn("cannot read the configuration revision: {}", e.what());
@@ -269,6 +273,10 @@ caf::behavior config_writer(caf::event_based_actor* self, config_writer_settings
     [self, st](atom::reload) {
       reload(self, *st);
       self->delayed_send(self, st->cfg.reload_every, atom::reload::value);
+    },
+    [self, st](atom::changed) {
+      if (!st->cfg.url.empty())
+        reload(self, *st);
     },
   };
 }

@@ -7,6 +7,7 @@
 // databaseCache semantics. Detached: libpqxx blocks.
 #pragma once
 
+#include "actors/core/interfaces.hpp"
 #include "actors/core/messages.hpp"
 #include "actors/node/node.hpp"
 #include "protocols/config/fleet_edit.hpp"
@@ -40,7 +41,7 @@ struct config_writer_settings {
   std::string url;
   std::string config_text;
   std::shared_ptr<snapshot_cell> snapshot;
-  caf::actor holder;
+  snapshot_holder_actor holder;
   std::shared_ptr<metrics> stats;
   /// How often the database is asked for changes made elsewhere.
   std::chrono::milliseconds reload_every{0};
@@ -53,6 +54,8 @@ struct config_writer_settings {
 ///   item as shown (config::shown_item; for routing the routing document,
 ///   for a delete {"deleted": name}), or 400, 404, 409 (nothing changed),
 ///   500 (the node did not take it; undone), 503 (no database);
+/// - (changed): the database says its config revision moved (NOTIFY from
+///   any replica): re-read it now;
 /// - (reload): INTERNAL, the background re-read.
 caf::behavior config_writer(caf::event_based_actor* self, config_writer_settings settings);
 

@@ -48,6 +48,20 @@ using erase = caf::atom_constant<caf::atom("erase")>;
 using routing = caf::atom_constant<caf::atom("routing")>;
 using reload = caf::atom_constant<caf::atom("reload")>;
 using pull = caf::atom_constant<caf::atom("pull")>;
+// Worker mode.
+using ok = caf::ok_atom;
+using publish = caf::atom_constant<caf::atom("publish")>;
+using wait = caf::atom_constant<caf::atom("wait")>;
+using heartbeat = caf::atom_constant<caf::atom("heartbeat")>;
+using enroll = caf::atom_constant<caf::atom("enroll")>;
+using confirm = caf::atom_constant<caf::atom("confirm")>;
+using polled = caf::atom_constant<caf::atom("polled")>;
+using beaten = caf::atom_constant<caf::atom("beaten")>;
+using drain = caf::atom_constant<caf::atom("drain")>;
+using bootstrap = caf::atom_constant<caf::atom("bootstrap")>;
+using resolved = caf::atom_constant<caf::atom("resolved")>;
+using copied = caf::atom_constant<caf::atom("copied")>;
+using changed = caf::atom_constant<caf::atom("changed")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".
@@ -60,6 +74,11 @@ enum class errc : uint8_t {
   engine_syntax,
   engine_user,
   engine_internal,
+  /// A worker before its first snapshot, a control plane before its first
+  /// config: nothing to serve yet.
+  not_configured,
+  unknown_worker,
+  storage_error,
 };
 
 caf::error make_error(errc code, std::string message);

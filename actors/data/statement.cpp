@@ -354,7 +354,7 @@ trino::query_state public_state(const statement_state& st, bool final) {
 }
 
 std::string uri(const statement_state& st, std::string_view path) {
-  return st.node->external_address + std::string{path} + st.spec.id;
+  return st.spec.base_address + std::string{path} + st.spec.id;
 }
 
 /// Moves up to max rows out of the buffer into one batch.
@@ -542,12 +542,12 @@ caf::actor spawn_statement(const std::shared_ptr<node_services>& node, statement
   return node->sys->spawn(statement_actor, std::move(spec), node);
 }
 
-std::string trino_submitted_page(const std::string& external_address,
+std::string trino_submitted_page(const std::string& base_address,
                                  const std::string& id, const std::string& slug) {
   trino::results_page page;
   page.id = id;
-  page.info_uri = external_address + "/v1/query/" + id;
-  page.next_uri = external_address + "/v1/statement/queued/" + id + "/" + slug + "/1";
+  page.info_uri = base_address + "/v1/query/" + id;
+  page.next_uri = base_address + "/v1/statement/queued/" + id + "/" + slug + "/1";
   page.stats.state = trino::query_state::queued;
   return trino::encode(page);
 }
@@ -573,8 +573,8 @@ caf::behavior statement_actor(self_ptr self, statement_spec spec,
       node->in_flight.fetch_sub(1);
   });
   if (state.spec.protocol == config::protocol::trino_http) // wire sessions never poll
-    state.served_page = trino_submitted_page(state.node->external_address,
-                                             state.spec.id, state.spec.slug);
+    state.served_page = trino_submitted_page(state.spec.base_address, state.spec.id,
+                                             state.spec.slug);
   state.live = state.spec.live ? state.spec.live
                                : std::make_shared<query_liveness>();
   start(self);

@@ -88,7 +88,7 @@ struct statement_state {
 /// The answer to POST /v1/statement: QUEUED with a nextUri, neither data
 /// nor error, as Trino answers. trino-client drops whatever a first response
 /// carries besides nextUri, so rows or errors there would be lost.
-std::string trino_submitted_page(const std::string& external_address,
+std::string trino_submitted_page(const std::string& base_address,
                                  const std::string& id, const std::string& slug);
 
 /// Handlers:

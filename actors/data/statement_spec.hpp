@@ -21,6 +21,9 @@ struct statement_spec {
   /// its results or cancel it.
   std::string slug;
   uint64_t ticket = 0;
+  /// Trino HTTP: where nextUri and infoUri point (externalAddress, else the
+  /// address the client used), as http(s)://host[:port].
+  std::string base_address;
   std::string sql;
   engines::parameters params; // for $1, $2... (wire protocols)
   trino::client_session session;

@@ -128,6 +128,21 @@ struct metrics::impl {
         .Help("Query records waiting to be written to PostgreSQL.")
         .Register(*registry)
         .Add({});
+
+  // Worker mode.
+  prometheus::Gauge& config_stale
+    = prometheus::BuildGauge()
+        .Name("queryflux_worker_config_stale")
+        .Help("1 while a worker runs a config copied from a peer that its control plane has "
+              "not confirmed since.")
+        .Register(*registry)
+        .Add({});
+  prometheus::Gauge& long_polls
+    = prometheus::BuildGauge()
+        .Name("queryflux_worker_config_long_polls")
+        .Help("Workers' long polls for a new config parked on this control plane.")
+        .Register(*registry)
+        .Add({});
 };
 
 metrics::metrics() : impl_(std::make_unique<impl>()) {
@@ -267,6 +282,18 @@ void metrics::forget_cluster(const std::string& cluster_name) {
 
 void metrics::config_reload_failed(const std::string& stage) {
   impl_->reload_failures.Add({{"stage", stage}}).Increment();
+}
+
+void metrics::expose_reload_stage(const std::string& stage) {
+  impl_->reload_failures.Add({{"stage", stage}});
+}
+
+void metrics::worker_config_stale(bool stale) {
+  impl_->config_stale.Set(stale ? 1 : 0);
+}
+
+void metrics::workers_waiting(size_t long_polls) {
+  impl_->long_polls.Set(static_cast<double>(long_polls));
 }
 
 void metrics::history_written(size_t records) {

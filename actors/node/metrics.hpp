@@ -62,6 +62,14 @@ public:
 
   /// queryflux_config_reload_failures_total{stage}.
   void config_reload_failed(const std::string& stage);
+  /// The same series, shown at 0 before its first failure.
+  void expose_reload_stage(const std::string& stage);
+
+  /// queryflux_worker_config_stale.
+  void worker_config_stale(bool stale);
+
+  /// queryflux_worker_config_long_polls.
+  void workers_waiting(size_t long_polls);
 
   /// queryflux_history_records_written_total, _write_failures_total,
   /// _records_dropped_total and queryflux_history_queue_depth.

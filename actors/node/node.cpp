@@ -1,8 +1,12 @@
 // Composition of one node's actors from a validated config.
 #include "actors/node/node.hpp"
 
+#include "actors/control/config_store.hpp"
 #include "actors/control/config_writer.hpp"
 #include "actors/control/history_store.hpp"
+#include "actors/control/revision_listener.hpp"
+#include "actors/control/worker_registry.hpp"
+#include "actors/worker/control_plane_link.hpp"
 #include "actors/data/query_reaper.hpp"
 #include "actors/node/snapshot_holder.hpp"
 
@@ -66,53 +70,107 @@ std::vector<statement_view> node_services::unfinished_statements() const {
   return out;
 }
 
+namespace {
+
+std::string random_hex(size_t bytes) {
+  std::random_device rd;
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < bytes; ++i) {
+    auto b = rd() & 0xFF;
+    out += hex[b >> 4];
+    out += hex[b & 0xF];
+  }
+  return out;
+}
+
+} // namespace
+
 node::node(caf::actor_system& sys, const config::gateway_config& cfg,
-           config::fleet fleet, std::string config_text)
+           config::fleet fleet, std::string config_text, std::optional<worker_identity> worker)
   : services_(std::make_shared<node_services>()) {
   auto& svc = *services_;
+  const auto& q = cfg.queryflux;
   std::random_device rd;
   static constexpr char alphabet[] = "abcdefghijkmnpqrstuvwxyz23456789";
   for (int i = 0; i < 5; ++i)
     svc.node_suffix += alphabet[rd() % (sizeof(alphabet) - 1)];
   svc.sys = &sys;
+  svc.role = q.role;
   svc.stats = std::make_shared<metrics>();
   svc.queries = std::make_shared<query_registry>();
   svc.wire_sessions = std::make_shared<query_registry>();
   svc.wire_statements = std::make_shared<query_registry>();
   svc.snapshot = std::make_shared<snapshot_cell>();
   svc.first_round = std::make_shared<first_health_round>();
-  svc.external_address = cfg.queryflux.external_address;
-  svc.trino = cfg.queryflux.trino_http;
-  svc.history = std::make_shared<history_ring>(
-    size_t{cfg.queryflux.query_history_capacity});
+  svc.external_address = q.external_address;
+  svc.trino = q.trino_http;
+  svc.history = std::make_shared<history_ring>(size_t{q.query_history_capacity});
 
   reaper_settings reaping;
-  reaping.client_timeout = cfg.queryflux.trino_http.query_client_timeout;
+  reaping.client_timeout = q.trino_http.query_client_timeout;
   actors_.push_back(sys.spawn(query_reaper, svc.queries, reaping));
-  if (cfg.queryflux.persistence.type == "postgres") {
+  const bool stored = q.persistence.type == "postgres";
+  if (stored) {
     svc.outbox = std::make_shared<history_outbox>(100'000);
     history_store_settings hs;
-    hs.url = cfg.queryflux.persistence.url;
-    hs.retention_days = cfg.queryflux.query_history_retention_days;
+    hs.url = q.persistence.url;
+    hs.retention_days = q.query_history_retention_days;
     svc.history_store = sys.spawn<caf::detached>(history_store, svc.outbox,
                                                  svc.stats, hs);
     actors_.push_back(svc.history_store);
   }
-  fleet_context ctx{&sys, svc.stats, svc.first_round};
-  svc.snapshot_holder = sys.spawn(
-    snapshot_holder, svc.snapshot, ctx,
-    fleet_update{std::make_shared<const config::gateway_config>(cfg), std::move(fleet)});
-  actors_.push_back(svc.snapshot_holder);
+  if (q.worker_api.enabled && q.role != config::node_role::worker) {
+    svc.config_store = sys.spawn(config_store, svc.stats);
+    actors_.push_back(caf::actor_cast<caf::actor>(svc.config_store));
+    registry_store_actor registry_db;
+    if (stored) {
+      registry_db = sys.spawn<caf::detached>(registry_store, q.persistence.url);
+      actors_.push_back(caf::actor_cast<caf::actor>(registry_db));
+    }
+    svc.worker_registry = sys.spawn(worker_registry, registry_db);
+    actors_.push_back(caf::actor_cast<caf::actor>(svc.worker_registry));
+  }
+  snapshot_holder_settings holding;
+  holding.cell = svc.snapshot;
+  holding.ctx = fleet_context{&sys, svc.stats, svc.first_round};
+  holding.store = svc.config_store;
+  if (!worker)
+    holding.first = fleet_update{std::make_shared<const config::gateway_config>(cfg),
+                                 std::move(fleet)};
+  svc.snapshot_holder = sys.spawn(snapshot_holder, std::move(holding));
+  actors_.push_back(caf::actor_cast<caf::actor>(svc.snapshot_holder));
+
+  if (worker) {
+    svc.worker_name = worker->name;
+    svc.worker_labels = worker->labels;
+    svc.stats->expose_reload_stage("worker_activate");
+    auto link = std::make_shared<control_plane_link_settings>();
+    link->control_plane = q.control_plane;
+    link->worker_name = worker->name;
+    link->labels = worker->labels;
+    link->version = QF_VERSION;
+    link->incarnation = random_hex(16);
+    link->coordination = q.coordination;
+    link->worker_yaml = std::move(config_text);
+    link->peer_tls = !q.admin.tls_cert_file.empty();
+    link->transport = worker->transport;
+    link->holder = svc.snapshot_holder;
+    link->stats = svc.stats;
+    svc.control_plane = sys.spawn(control_plane_link, std::move(link));
+    actors_.push_back(caf::actor_cast<caf::actor>(svc.control_plane));
+    return; // no admin API, no config of its own to change
+  }
 
   config_writer_settings writing;
-  if (cfg.queryflux.persistence.type == "postgres") {
-    writing.url = cfg.queryflux.persistence.url;
+  if (stored) {
+    writing.url = q.persistence.url;
     const auto& cache = cfg.database_cache;
     if (cache.enabled) {
       writing.reload_every = cache.refresh_after_write.value_or(std::chrono::milliseconds{0});
       writing.expire_after = cache.expire_after_write;
     } else {
-      writing.reload_every = cfg.queryflux.config_reload_interval;
+      writing.reload_every = q.config_reload_interval;
     }
   }
   writing.config_text = std::move(config_text);
@@ -121,6 +179,11 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
   writing.stats = svc.stats;
   svc.config_writer = sys.spawn<caf::detached>(config_writer, std::move(writing));
   actors_.push_back(svc.config_writer);
+  // Changes through any replica reach this one (and its workers) now,
+  // not at the next reload.
+  if (stored && q.worker_api.enabled)
+    actors_.push_back(sys.spawn<caf::detached>(revision_listener, q.persistence.url,
+                                               svc.config_writer));
 }
 
 node::~node() {
@@ -139,6 +202,16 @@ void node::flush_history(std::chrono::milliseconds timeout) {
           spdlog::warn("query history: {} records not written at shutdown", left);
       },
       [](caf::error&) { spdlog::warn("query history: the final flush timed out"); });
+}
+
+void node::announce_drain(std::chrono::milliseconds timeout) {
+  auto link = services_->control_plane;
+  if (!link)
+    return;
+  caf::scoped_actor self{*services_->sys};
+  self->request(link, timeout, atom::drain::value)
+    .receive([](atom::ok) {},
+             [](caf::error&) { spdlog::warn("the control plane did not hear the drain"); });
 }
 
 void node::stop() {

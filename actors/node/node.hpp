@@ -3,6 +3,7 @@
 #pragma once
 
 #include "actors/control/history_outbox.hpp"
+#include "actors/core/interfaces.hpp"
 #include "actors/control/history_ring.hpp"
 #include "actors/data/cluster.hpp"
 #include "actors/data/cluster_state.hpp"
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace qf {
 
@@ -71,9 +73,18 @@ struct node_services {
   std::shared_ptr<history_outbox> outbox;
   caf::actor history_store;
   /// Every change to the fleet goes through it (first to PostgreSQL when
-  /// the config lives there).
+  /// the config lives there). None on a worker.
   caf::actor config_writer;
-  caf::actor snapshot_holder;
+  snapshot_holder_actor snapshot_holder;
+  config::node_role role = config::node_role::standalone;
+  /// Where workers are served (workerApi.enabled): the snapshot side of
+  /// the config store and the worker registry.
+  config_store_actor config_store;
+  worker_registry_actor worker_registry;
+  /// On a worker: the link to its control plane, its name and labels.
+  control_plane_link_actor control_plane;
+  std::string worker_name;
+  std::map<std::string, std::string> worker_labels;
   std::string external_address;
   config::trino_http_frontend trino;
   std::atomic<uint64_t> next_ticket{1};
@@ -106,14 +117,25 @@ struct node_services {
   }
 };
 
+/// What a worker node needs besides its config.
+struct worker_identity {
+  /// The worker's name (workerName, else the host name) and its labels
+  /// (workerLabels with the labels file merged over them).
+  std::string name;
+  std::map<std::string, std::string> labels;
+  /// How the control plane and peers are reached (net/http/client).
+  std::shared_ptr<http_transport> transport;
+};
+
 /// Spawns the node's actors for cfg; stop() (or the destructor) ends them.
 class node {
 public:
   /// `fleet` is cfg's fleet part as stored (JSON per item) and
   /// `config_text` the config file; admin changes edit the one and
-  /// validate the result with the other.
+  /// validate the result with the other. A worker (`worker` set) starts
+  /// with no fleet and compiles each snapshot on `config_text`.
   node(caf::actor_system& sys, const config::gateway_config& cfg, config::fleet fleet,
-       std::string config_text);
+       std::string config_text, std::optional<worker_identity> worker = std::nullopt);
   ~node();
 
   node(const node&) = delete;
@@ -126,6 +148,10 @@ public:
   /// Writes the queued query history (PostgreSQL persistence) before the
   /// node stops; waits at most `timeout`.
   void flush_history(std::chrono::milliseconds timeout);
+
+  /// A worker's last heartbeat says it is draining; waits at most
+  /// `timeout` for the control plane to hear it.
+  void announce_drain(std::chrono::milliseconds timeout);
 
   void stop();
 

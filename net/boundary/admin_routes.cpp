@@ -5,6 +5,7 @@
 #include "actors/data/group.hpp"
 #include "net/boundary/fleet_change.hpp"
 #include "net/boundary/trino_gateway_routes.hpp"
+#include "net/boundary/worker_routes.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
 #include "protocols/common/secrets.hpp"
@@ -39,8 +40,9 @@ int64_t to_int(const std::map<std::string, std::string>& params,
 
 class admin_routes : public http::handler {
 public:
-  admin_routes(std::shared_ptr<node_services> node, config::admin_api creds)
-    : node_(std::move(node)), creds_(std::move(creds)) {
+  admin_routes(std::shared_ptr<node_services> node, config::admin_api creds,
+               config::worker_api workers)
+    : node_(std::move(node)), creds_(std::move(creds)), workers_(std::move(workers)) {
     // nop
   }
 
@@ -57,6 +59,8 @@ public:
       res.body = node_->stats->render();
       return respond(std::move(res));
     }
+    if (!seg.empty() && seg[0] == "worker")
+      return serve_worker_api(node_, workers_, req, seg, std::move(respond));
     if (serve_trino_gateway(node_, req, authorized(req), respond))
       return;
     if (!seg.empty() && seg[0] == "admin") {
@@ -94,6 +98,8 @@ public:
       }
       if (seg.size() >= 3 && seg[1] == "config")
         return config_api(req, seg, std::move(respond));
+      if (seg.size() >= 2 && seg[1] == "workers")
+        return serve_admin_workers(node_, req, seg, std::move(respond));
     }
     respond(http::error_response(404, "no such resource: " + req.target));
   }
@@ -322,6 +328,7 @@ private:
 
   std::shared_ptr<node_services> node_;
   config::admin_api creds_;
+  config::worker_api workers_;
 };
 
 } // namespace
@@ -355,11 +362,11 @@ std::shared_ptr<http::handler> make_waiting_routes(std::string reason) {
   return std::make_shared<waiting_routes>(std::move(reason));
 }
 
-std::shared_ptr<http::handler>
-make_admin_routes(std::shared_ptr<node_services> node,
-                  config::admin_api credentials) {
-  return std::make_shared<admin_routes>(std::move(node),
-                                        std::move(credentials));
+std::shared_ptr<http::handler> make_admin_routes(std::shared_ptr<node_services> node,
+                                                 config::admin_api credentials,
+                                                 config::worker_api workers) {
+  return std::make_shared<admin_routes>(std::move(node), std::move(credentials),
+                                        std::move(workers));
 }
 
 } // namespace qf::boundary

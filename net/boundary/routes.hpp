@@ -19,8 +19,15 @@ trino_respond adapt(http::respond_fn respond);
 /// with the reason.
 std::shared_ptr<http::handler> make_waiting_routes(std::string reason);
 
-std::shared_ptr<http::handler>
-make_admin_routes(std::shared_ptr<node_services> node,
-                  config::admin_api credentials);
+/// The admin port of a control plane or standalone: probes, metrics, the
+/// admin API, Trino Gateway's API and (workerApi.enabled) the worker API.
+std::shared_ptr<http::handler> make_admin_routes(std::shared_ptr<node_services> node,
+                                                 config::admin_api credentials,
+                                                 config::worker_api workers);
+
+/// A worker's ops port: /health, /readyz, /metrics, /worker/status and
+/// (peerBootstrap) /worker/peer-config behind the fleet's secret.
+std::shared_ptr<http::handler> make_ops_routes(std::shared_ptr<node_services> node,
+                                               config::node settings);
 
 } // namespace qf::boundary

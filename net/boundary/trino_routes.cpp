@@ -36,6 +36,40 @@ http::response unavailable(const std::string& message) {
   return res;
 }
 
+/// A host[:port] a client may have used: letters, digits, '.', '-', ':' and
+/// brackets only, so that no header can put anything else into a URI.
+bool plausible_host(std::string_view host) {
+  if (host.empty() || host.size() > 255)
+    return false;
+  for (char c : host)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != ':'
+        && c != '[' && c != ']' && c != '_')
+      return false;
+  return true;
+}
+
+/// Where the client reached us, as Trino rebuilds it: X-Forwarded-Proto and
+/// X-Forwarded-Host behind a proxy (their first values), else Host.
+std::string address_used(const http::request& req, uint16_t port) {
+  auto first = [](std::string v) {
+    v = v.substr(0, v.find(','));
+    while (!v.empty() && v.front() == ' ')
+      v.erase(0, 1);
+    while (!v.empty() && v.back() == ' ')
+      v.pop_back();
+    return v;
+  };
+  auto proto = first(req.header("x-forwarded-proto"));
+  if (proto != "https")
+    proto = "http";
+  auto host = first(req.header("x-forwarded-host"));
+  if (!plausible_host(host))
+    host = first(req.header("host"));
+  if (!plausible_host(host))
+    host = "localhost:" + std::to_string(port);
+  return proto + "://" + host;
+}
+
 class trino_routes : public http::handler {
 public:
   explicit trino_routes(std::shared_ptr<node_services> node)
@@ -117,6 +151,11 @@ private:
     spec.ticket = node_->next_ticket.fetch_add(1);
     spec.id = node_->query_id(spec.ticket);
     spec.slug = random_hex(16); // 128 bits: the nextUri's secret
+    // A running query lives in this process: its nextUri must come back
+    // here, by the address the client used, unless one is configured.
+    spec.base_address = node_->external_address.empty()
+                          ? address_used(req, node_->trino.port)
+                          : node_->external_address;
     spec.sql = std::move(req.body);
     auto id = spec.id;
     spec.live = std::make_shared<query_liveness>();
@@ -125,10 +164,11 @@ private:
     auto live = spec.live;
     auto summary = spec.summary;
     auto slug = spec.slug;
+    auto base = spec.base_address;
     auto query = spawn_statement(node_, std::move(spec));
     node_->queries->add(id, query, std::move(live), std::move(summary), slug);
     http::response res;
-    res.body = trino_submitted_page(node_->external_address, id, slug);
+    res.body = trino_submitted_page(base, id, slug);
     respond(std::move(res));
   }
 

@@ -6,9 +6,11 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -53,6 +55,8 @@ constexpr size_t linger_limit = 64 * 1024 * 1024;
 
 struct listener_state {
   listener_options opts;
+  /// Set when the listener speaks HTTPS only.
+  std::unique_ptr<asio::ssl::context> tls;
   std::shared_ptr<handler> target;
   std::atomic<uint32_t> connections{0};
   /// Answers handed to reply() and not written yet: a drain that ends
@@ -61,10 +65,24 @@ struct listener_state {
   std::atomic<int64_t> unsent{0};
 };
 
-class session : public std::enable_shared_from_this<session> {
+using plain_stream = beast::tcp_stream;
+using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+
+template <class Stream>
+Stream make_stream(tcp::socket&& socket, listener_state& owner) {
+  if constexpr (std::is_same_v<Stream, tls_stream>)
+    return Stream{std::move(socket), *owner.tls};
+  else
+    return Stream{std::move(socket)};
+}
+
+/// One connection, plain or TLS (Stream): the handshake first for TLS,
+/// then the same read, dispatch and write.
+template <class Stream>
+class session : public std::enable_shared_from_this<session<Stream>> {
 public:
   session(tcp::socket&& socket, std::shared_ptr<listener_state> owner)
-    : stream_(std::move(socket)), owner_(std::move(owner)) {
+    : stream_(make_stream<Stream>(std::move(socket), *owner)), owner_(std::move(owner)) {
     owner_->connections.fetch_add(1);
   }
 
@@ -76,13 +94,24 @@ public:
   session& operator=(const session&) = delete;
 
   void run() {
-    asio::dispatch(stream_.get_executor(),
-                   [self = shared_from_this()] { self->read(); });
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      if constexpr (std::is_same_v<Stream, tls_stream>) {
+        self->lowest().expires_after(std::chrono::seconds(10));
+        self->stream_.async_handshake(asio::ssl::stream_base::server,
+                                      [self](beast::error_code ec) {
+                                        if (ec)
+                                          return self->close();
+                                        self->read();
+                                      });
+      } else {
+        self->read();
+      }
+    });
   }
 
   /// Answers 503 and closes: the listener is at maxConnections.
   void refuse() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
       self->keep_alive_ = false;
       self->write(error_response(503, "too many connections"));
     });
@@ -92,7 +121,7 @@ public:
   void reply(response res) {
     owner_->unsent.fetch_add(1);
     asio::post(stream_.get_executor(),
-               [self = shared_from_this(), res = std::move(res)]() mutable {
+               [self = this->shared_from_this(), res = std::move(res)]() mutable {
                  self->write(std::move(res), true);
                });
   }
@@ -102,9 +131,9 @@ private:
     parser_.emplace();
     parser_->body_limit(owner_->opts.body_limit);
     parser_->header_limit(header_limit);
-    stream_.expires_after(idle_timeout);
+    lowest().expires_after(idle_timeout);
     bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = shared_from_this()](beast::error_code ec,
+                      [self = this->shared_from_this()](beast::error_code ec,
                                                   size_t) {
                         self->on_read(ec);
                       });
@@ -151,7 +180,7 @@ private:
       }
     };
     auto g = std::make_shared<guard>();
-    g->owner = shared_from_this();
+    g->owner = this->shared_from_this();
     respond_fn respond = [g](response res) {
       if (g->done)
         return;
@@ -171,20 +200,39 @@ private:
 
   /// owed: a reply(), counted in unsent until written.
   void write(response res, bool owed = false) {
+    if (res.shared_body) {
+      auto bytes = std::move(res.shared_body);
+      auto msg = std::make_shared<bhttp::response<bhttp::span_body<const char>>>();
+      prepare(*msg, res);
+      msg->body() = {bytes->data(), bytes->size()};
+      // The bytes live as long as the write: `bytes` rides with it.
+      return send(std::move(msg), owed, std::move(bytes));
+    }
     auto msg = std::make_shared<bhttp::response<bhttp::string_body>>();
-    msg->result(static_cast<unsigned>(res.status));
-    msg->version(11);
-    msg->set(bhttp::field::server, "QueryFlux");
-    msg->set(bhttp::field::content_type, res.content_type);
-    for (auto& [k, v] : res.headers)
-      msg->set(k, v);
+    prepare(*msg, res);
     msg->body() = std::move(res.body);
+    send(std::move(msg), owed, nullptr);
+  }
+
+  template <class Message>
+  void prepare(Message& msg, const response& res) {
+    msg.result(static_cast<unsigned>(res.status));
+    msg.version(11);
+    msg.set(bhttp::field::server, "QueryFlux");
+    if (res.status != 304 && res.status != 204)
+      msg.set(bhttp::field::content_type, res.content_type);
+    for (const auto& [k, v] : res.headers)
+      msg.set(k, v);
+  }
+
+  template <class Message>
+  void send(std::shared_ptr<Message> msg, bool owed, std::shared_ptr<const std::string> bytes) {
     msg->keep_alive(keep_alive_);
     msg->prepare_payload();
-    stream_.expires_after(idle_timeout);
+    lowest().expires_after(idle_timeout);
     bhttp::async_write(stream_, *msg,
-                       [self = shared_from_this(), msg, owed](beast::error_code ec,
-                                                              size_t) {
+                       [self = this->shared_from_this(), msg, owed,
+                        bytes = std::move(bytes)](beast::error_code ec, size_t) {
                          if (owed)
                            self->owner_->unsent.fetch_sub(1);
                          if (ec) {
@@ -203,8 +251,8 @@ private:
   /// body we refused would get a reset instead of the 413 if we closed now.
   void linger() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(std::chrono::seconds(2));
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    lowest().expires_after(std::chrono::seconds(2));
     drain(0);
   }
 
@@ -215,7 +263,7 @@ private:
     }
     stream_.async_read_some(
       asio::buffer(discard_),
-      [self = shared_from_this(), discarded](beast::error_code ec, size_t n) {
+      [self = this->shared_from_this(), discarded](beast::error_code ec, size_t n) {
         if (ec)
           self->close();
         else
@@ -225,11 +273,15 @@ private:
 
   void close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest().socket().close(ignored);
   }
 
-  beast::tcp_stream stream_;
+  beast::tcp_stream& lowest() {
+    return beast::get_lowest_layer(stream_);
+  }
+
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::shared_ptr<listener_state> owner_;
@@ -251,20 +303,47 @@ service::~service() {
   stop();
 }
 
-void service::listen(const listener_options& opts, std::shared_ptr<handler> h) {
+namespace {
+
+std::unique_ptr<asio::ssl::context> load_tls(const listener_options& opts) {
+  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+  ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2
+                   | asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1
+                   | asio::ssl::context::no_tlsv1_1);
+  try {
+    ctx->use_certificate_chain_file(opts.tls_cert_file);
+    ctx->use_private_key_file(opts.tls_key_file, asio::ssl::context::pem);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(opts.name + ": cannot load the TLS certificate " + opts.tls_cert_file
+                             + " or key " + opts.tls_key_file + ": " + e.what());
+  }
+  return ctx;
+}
+
+template <class Stream>
+void serve_socket(tcp::socket socket, const std::shared_ptr<listener_state>& state) {
+  auto s = std::make_shared<session<Stream>>(std::move(socket), state);
+  if (state->connections.load() > state->opts.max_connections)
+    s->refuse();
+  else
+    s->run();
+}
+
+} // namespace
+
+uint16_t service::listen(const listener_options& opts, std::shared_ptr<handler> h) {
   auto state = std::make_shared<listener_state>();
   state->opts = opts;
   state->target = std::move(h);
+  if (!opts.tls_cert_file.empty())
+    state->tls = load_tls(opts);
   impl_->states.push_back(state);
-  impl_->listen(
-    opts.name, opts.address, opts.port,
-    [state](tcp::socket socket) {
-      auto s = std::make_shared<session>(std::move(socket), state);
-      if (state->connections.load() > state->opts.max_connections)
-        s->refuse();
-      else
-        s->run();
-    });
+  return impl_->listen(opts.name, opts.address, opts.port, [state](tcp::socket socket) {
+    if (state->tls)
+      serve_socket<tls_stream>(std::move(socket), state);
+    else
+      serve_socket<plain_stream>(std::move(socket), state);
+  });
 }
 
 void service::start(unsigned threads) {

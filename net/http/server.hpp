@@ -16,6 +16,9 @@ struct listener_options {
   uint16_t port = 0;
   uint32_t max_connections = 1000;
   uint64_t body_limit = 16 * 1024 * 1024;
+  /// PEM files; set: HTTPS only.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 class service {
@@ -26,8 +29,9 @@ public:
   service(const service&) = delete;
   service& operator=(const service&) = delete;
 
-  /// Binds now (so a taken port fails at start); throws std::runtime_error.
-  void listen(const listener_options& opts, std::shared_ptr<handler> h);
+  /// Binds now (so a taken port fails at start) and returns the port
+  /// bound (the system's choice for port 0); throws std::runtime_error.
+  uint16_t listen(const listener_options& opts, std::shared_ptr<handler> h);
 
   /// Runs the io_context on `threads` threads.
   void start(unsigned threads);

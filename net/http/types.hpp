@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,9 @@ struct response {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  /// When set, the body sent instead of `body`, without a copy: one
+  /// snapshot's bytes serve every worker that asks for it.
+  std::shared_ptr<const std::string> shared_body;
   std::vector<std::pair<std::string, std::string>> headers;
 };
 

@@ -79,7 +79,13 @@ public:
       throw std::runtime_error(name + ": cannot listen on " + address + ":"
                                + std::to_string(port) + ": " + e.what());
     }
-    spdlog::info("{} listening on {}:{}", name, address, port);
+    port_ = acceptor_.local_endpoint().port();
+    spdlog::info("{} listening on {}:{}", name, address, port_);
+  }
+
+  /// The port bound: the one asked for, or the system's choice for 0.
+  uint16_t port() const {
+    return port_;
   }
 
   void start() {
@@ -136,6 +142,7 @@ private:
   asio::steady_timer retry_{acceptor_.get_executor()};
   std::string name_;
   OnSocket on_socket_;
+  uint16_t port_ = 0;
   spare_descriptor spare_;
   bool out_of_descriptors_ = false;
 };
@@ -145,13 +152,15 @@ private:
 class listener_group {
 public:
   /// Binds now and accepts once started; on_socket gets each socket.
+  /// Returns the port bound.
   template <class OnSocket>
-  void listen(const std::string& name, const std::string& address,
-              uint16_t port, OnSocket on_socket) {
+  uint16_t listen(const std::string& name, const std::string& address,
+                  uint16_t port, OnSocket on_socket) {
     auto loop = std::make_shared<accept_loop<OnSocket>>(
       io_.ioc, name, address, port, std::move(on_socket));
     loop->start();
     stoppers_.push_back([loop] { loop->stop(); });
+    return loop->port();
   }
 
   void start(unsigned threads) {

@@ -531,7 +531,18 @@ public:
       fail(std::strerror(err));
     }
     listen_fd_ = fd;
-    spdlog::info("{} listening on {}:{}", opts.name, opts.address, opts.port);
+    sockaddr_storage bound{};
+    socklen_t length = sizeof bound;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0)
+      port_ = ntohs(bound.ss_family == AF_INET6
+                      ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                      : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    spdlog::info("{} listening on {}:{}", opts.name, opts.address, port_);
+  }
+
+  /// The port bound: opts.port, or the one the system chose for 0.
+  uint16_t port() const {
+    return port_;
   }
 
   /// On the first loop.
@@ -617,6 +628,7 @@ private:
 
   std::shared_ptr<listener_state> state_;
   int listen_fd_ = -1; // owned by watch_ once started
+  uint16_t port_ = 0;
   bool started_ = false;
   io::watch watch_;
   io::spare_descriptor spare_;
@@ -642,7 +654,7 @@ service::~service() {
   stop();
 }
 
-void service::listen(const listener_options& opts, handler_factory factory) {
+uint16_t service::listen(const listener_options& opts, handler_factory factory) {
   auto state = std::make_shared<listener_state>();
   state->loops = impl_->loops;
   state->opts = opts;
@@ -652,7 +664,9 @@ void service::listen(const listener_options& opts, handler_factory factory) {
   auto a = std::make_shared<acceptor>(state);
   a->bind_and_listen();
   impl_->loops.front()->dispatch([a] { a->start(); }); // runs once the loop starts
+  auto port = a->port();
   impl_->acceptors.push_back(std::move(a));
+  return port;
 }
 
 void service::start() {

@@ -80,8 +80,9 @@ public:
   service(const service&) = delete;
   service& operator=(const service&) = delete;
 
-  /// Binds now; throws std::runtime_error when the port is taken.
-  void listen(const listener_options& opts, handler_factory factory);
+  /// Binds now and returns the port (the system's choice for port 0);
+  /// throws std::runtime_error when the port is taken.
+  uint16_t listen(const listener_options& opts, handler_factory factory);
   void start();
   void stop_accepting();
   void stop();

@@ -185,6 +185,7 @@ decode_outcome decode(std::string_view body) {
   auto revision = doc.value("revision", json(nullptr));
   if (!revision.is_string() || !is_revision(revision.get<std::string>()))
     return fail("the snapshot has no revision (sha256:<64 hex digits>)");
+  out.claimed_revision = revision.get<std::string>();
   auto it = doc.find("snapshot");
   if (it == doc.end() || !it->is_object())
     return fail("the snapshot has no snapshot object");

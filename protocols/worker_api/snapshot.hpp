@@ -77,6 +77,10 @@ struct received_snapshot {
 struct decode_outcome {
   std::optional<received_snapshot> snapshot;
   std::string error; // set when snapshot is not
+  /// The revision the body says it has, when it says one: a worker that
+  /// rejects a snapshot waits for the next revision instead of asking for
+  /// the same one again.
+  std::string claimed_revision;
 };
 
 /// Reads the body of /worker/config or /worker/peer-config and verifies it:

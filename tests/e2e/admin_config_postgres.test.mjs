@@ -22,6 +22,7 @@ test('changes are written to PostgreSQL first; one the node refuses is undone th
   const url = await freshDatabase(t);
   const cfg = gatewayConfig({ trino: 24010, admin: 24011 }, { type: 'postgres', url });
   cfg.queryflux.role = 'controlPlane';
+  cfg.queryflux.workerApi = { enabled: true, sharedSecret: 'e2e-worker-secret-0123456789' };
   cfg.clusters.refused = { engine: 'duckDb' };
   const gw = await startGateway(cfg, { env: { QF_TEST_REFUSE_APPLY: 'refused,refused_new,stuck+undo' } });
   t.after(() => gw.kill());

@@ -1,5 +1,5 @@
 // The fleet config in a migrated database of the real PostgreSQL server.
-#include "actors/control/config_store.hpp"
+#include "actors/control/fleet_tables.hpp"
 #include "actors/control/database_url.hpp"
 #include "actors/control/migrator.hpp"
 #include "tests/integration/fresh_database.hpp"
@@ -8,7 +8,7 @@ using namespace qf;
 
 namespace {
 
-class config_store_test : public test_support::fresh_database {
+class fleet_tables_test : public test_support::fresh_database {
 protected:
   void SetUp() override {
     fresh_database::SetUp();
@@ -32,12 +32,12 @@ routingFallback: bi
 
 } // namespace
 
-TEST_F(config_store_test, a_fresh_database_has_no_fleet_until_seeded_once) {
-  EXPECT_FALSE(config_store::load(url));
-  EXPECT_TRUE(config_store::seed(url, sample()));
+TEST_F(fleet_tables_test, a_fresh_database_has_no_fleet_until_seeded_once) {
+  EXPECT_FALSE(fleet_tables::load(url));
+  EXPECT_TRUE(fleet_tables::seed(url, sample()));
   auto other = config::fleet_of("clusters: { x: { engine: duckDb } }\nclusterGroups: { g: { members: [x] } }\n");
-  EXPECT_FALSE(config_store::seed(url, other)) << "the database keeps the first fleet";
-  auto stored = config_store::load(url);
+  EXPECT_FALSE(fleet_tables::seed(url, other)) << "the database keeps the first fleet";
+  auto stored = fleet_tables::load(url);
   ASSERT_TRUE(stored);
   auto original = sample();
   ASSERT_EQ(stored->clusters.size(), 2u);
@@ -72,7 +72,7 @@ TEST(database_url, timeouts_are_added_unless_the_operator_set_them) {
             "postgres://u@h/db?sslmode=require&connect_timeout=3");
 }
 
-TEST_F(config_store_test, control_plane_connections_carry_a_statement_timeout) {
+TEST_F(fleet_tables_test, control_plane_connections_carry_a_statement_timeout) {
   pqxx::connection c{with_timeouts(url)};
   pqxx::nontransaction tx{c};
   EXPECT_EQ(tx.exec1("SHOW statement_timeout")[0].as<std::string>(), "1min");

@@ -1,0 +1,138 @@
+#include "actors/control/worker_registry.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+namespace qf {
+
+namespace {
+
+using namespace std::chrono_literals;
+using self_ptr = worker_registry_actor::stateful_pointer<worker_registry_state>;
+
+constexpr auto batch_every = 1s;
+
+/// Missed heartbeats before a worker counts as gone.
+constexpr int64_t missed_beats = 3;
+
+void seen(self_ptr self, worker_api::worker_report&& r, bool enrolling) {
+  auto& st = self->state;
+  auto now = wall_ms();
+  auto& e = st.workers[r.name];
+  if (enrolling || e.registered_at_ms == 0 || e.report.incarnation != r.incarnation)
+    e.registered_at_ms = now;
+  e.last_seen_at_ms = now;
+  e.status = r.status;
+  st.dirty.insert(r.name);
+  e.report = std::move(r);
+}
+
+/// Without a database, this registry alone decides who is gone.
+void mark_gone(self_ptr self) {
+  auto now = wall_ms();
+  for (auto& [name, e] : self->state.workers)
+    if (e.status != "gone"
+        && now - e.last_seen_at_ms > missed_beats * 1000 * e.report.heartbeat_interval_secs) {
+      e.status = "gone";
+      spdlog::warn("worker {} missed {} heartbeats: gone", name, missed_beats);
+    }
+}
+
+/// Rows as the database has them now, with what only this replica's
+/// memory knows (downloaded revision, coordination mode...) kept, and
+/// heartbeats that arrived meanwhile left alone.
+void merge(self_ptr self, std::vector<worker_entry>& rows) {
+  auto& st = self->state;
+  for (auto& row : rows) {
+    auto i = st.workers.find(row.report.name);
+    if (i == st.workers.end()) {
+      st.workers.emplace(row.report.name, std::move(row));
+      continue;
+    }
+    auto& mine = i->second;
+    if (st.dirty.count(row.report.name) || mine.last_seen_at_ms > row.last_seen_at_ms)
+      continue;
+    mine.status = row.status;
+    mine.last_seen_at_ms = row.last_seen_at_ms;
+    mine.registered_at_ms = row.registered_at_ms;
+    mine.report.labels = std::move(row.report.labels);
+    mine.report.version = std::move(row.report.version);
+    mine.report.active_revision = std::move(row.report.active_revision);
+    mine.report.last_error = std::move(row.report.last_error);
+  }
+}
+
+} // namespace
+
+worker_registry_actor::behavior_type
+worker_registry(worker_registry_actor::stateful_pointer<worker_registry_state> self,
+                registry_store_actor store) {
+  self->state.store = std::move(store);
+  self->delayed_send(self, batch_every, atom::tick::value);
+  return {
+    [self](atom::enroll, worker_api::worker_report& r) {
+      spdlog::info("worker {} registered (version {}, {})", r.name, r.version,
+                   r.active_revision.empty() ? "no config yet" : r.active_revision);
+      seen(self, std::move(r), true);
+      return atom::ok::value;
+    },
+    [self](atom::heartbeat, worker_api::worker_report& r) {
+      seen(self, std::move(r), false);
+      return atom::ok::value;
+    },
+    [self](atom::get) {
+      std::vector<worker_entry> out;
+      out.reserve(self->state.workers.size());
+      for (const auto& [name, e] : self->state.workers)
+        out.push_back(e);
+      return out;
+    },
+    [self](atom::get, const std::string& name) -> caf::result<worker_entry> {
+      auto i = self->state.workers.find(name);
+      if (i == self->state.workers.end())
+        return make_error(errc::unknown_worker, "no worker named " + name);
+      return i->second;
+    },
+    [self](atom::tick) {
+      self->delayed_send(self, batch_every, atom::tick::value);
+      auto& st = self->state;
+      if (!st.store) {
+        mark_gone(self);
+        st.dirty.clear();
+        return;
+      }
+      if (st.writing)
+        return; // the last batch is still on its way: this one joins the next
+      // Every known worker goes along (for its interval); the store
+      // writes the changed ones.
+      std::vector<worker_entry> batch;
+      for (const auto& name : st.dirty)
+        batch.push_back(st.workers.at(name));
+      for (const auto& [name, e] : st.workers)
+        if (!st.dirty.count(name)) {
+          auto known = e;
+          known.registered_at_ms = 0; // not to be written: only its interval counts
+          batch.push_back(std::move(known));
+        }
+      st.dirty.clear();
+      st.writing = true;
+      auto sent = batch;
+      self->request(st.store, 10s, atom::put::value, std::move(batch))
+        .then(
+          [self](std::vector<worker_entry>& rows) {
+            self->state.writing = false;
+            merge(self, rows);
+          },
+          [self, sent](caf::error& err) {
+            auto& s = self->state;
+            s.writing = false;
+            spdlog::warn("cannot write the worker registry: {}", message_of(err));
+            for (const auto& e : sent) // written with the next batch
+              if (e.registered_at_ms != 0)
+                s.dirty.insert(e.report.name);
+          });
+    },
+  };
+}
+
+} // namespace qf

@@ -1,0 +1,37 @@
+// The WORKER REGISTRY: who registered with this control plane and when each
+// worker last heartbeated, kept in memory (heartbeats never wait on the
+// database) and written to worker_registry in one transaction a second
+// through the REGISTRY STORE, however many workers there are. A worker
+// whose heartbeats stop for three of its intervals is gone; one that
+// says it is shutting down is draining until then. Without a database (a
+// standalone serving workers) the registry lives in memory only.
+#pragma once
+
+#include "actors/core/interfaces.hpp"
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include <map>
+#include <set>
+
+namespace qf {
+
+struct worker_registry_state {
+  static inline const char* name = "worker_registry";
+  std::map<std::string, worker_entry> workers;
+  /// Changed since the last batch went out.
+  std::set<std::string> dirty;
+  bool writing = false;
+  registry_store_actor store;
+};
+
+/// `store` is null without a database.
+worker_registry_actor::behavior_type
+worker_registry(worker_registry_actor::stateful_pointer<worker_registry_state> self,
+                registry_store_actor store);
+
+/// The store, spawned detached.
+registry_store_actor::behavior_type registry_store(registry_store_actor::pointer self,
+                                                   std::string url);
+
+} // namespace qf

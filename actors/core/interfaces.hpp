@@ -1,0 +1,90 @@
+// The typed interfaces of the worker-mode actors, one heading each, a
+// comment per handler. INTERNAL handlers are messages an actor sends itself.
+#pragma once
+
+#include "actors/core/messages.hpp"
+#include "actors/core/worker_messages.hpp"
+#include "actors/worker/http_transport.hpp"
+
+#include <caf/typed_actor.hpp>
+
+#include <string>
+#include <vector>
+
+namespace qf {
+
+/// The SNAPSHOT HOLDER: a node's active config, what it came from and how
+/// fresh it is; swaps it atomically for the hot path.
+using snapshot_holder_actor = caf::typed_actor<
+  // Builds the next active config on the running one (unchanged clusters
+  // and groups keep their pools, health and queues) and publishes it;
+  // false when it cannot be built, the running one staying.
+  caf::replies_to<atom::update, fleet_update>::with<bool>,
+  // A worker's snapshot: as update, keeping its revision and origin.
+  caf::replies_to<atom::activate, fleet_update, snapshot_origin>::with<bool>,
+  // The control plane confirmed this revision at this time (ms since the
+  // epoch): the stale flag clears when it is the active one.
+  caf::reacts_to<atom::confirm, std::string, int64_t>,
+  // databaseCache expiry: withdraws the config from the hot path (true)
+  // or publishes it again (false).
+  caf::reacts_to<atom::close, bool>,
+  // What is active, for /worker/status and /worker/peer-config.
+  caf::replies_to<atom::get>::with<holder_status>>;
+
+/// The CONFIG STORE's snapshot side (control plane, or standalone with
+/// workerApi): the snapshot of the config the node runs, serialized once
+/// per revision, and the workers' long polls parked until it changes.
+using config_store_actor = caf::typed_actor<
+  // The node runs this config now; a new revision wakes every waiter.
+  caf::reacts_to<atom::publish, worker_api::snapshot_content>,
+  // The current snapshot; errc::not_configured before the first.
+  caf::replies_to<atom::get>::with<served_snapshot>,
+  // A long poll: answers at once with the current snapshot when its
+  // revision is not `since`, else when it changes, or with none after
+  // `hold` (and a little jitter, so that workers spread out).
+  caf::replies_to<atom::wait, std::string, caf::timespan>::with<snapshot_wait_result>,
+  // INTERNAL: the hold of waiter `id` ran out.
+  caf::reacts_to<atom::timeout, uint64_t>>;
+
+/// The WORKER REGISTRY (control plane): who registered, their last
+/// heartbeat, written to worker_registry in batches.
+using worker_registry_actor = caf::typed_actor<
+  // A worker registers (enroll) or heartbeats; answered at once, written
+  // with the next batch.
+  caf::replies_to<atom::enroll, worker_api::worker_report>::with<atom::ok>,
+  caf::replies_to<atom::heartbeat, worker_api::worker_report>::with<atom::ok>,
+  // Every worker known, and one by name (errc::unknown_worker).
+  caf::replies_to<atom::get>::with<std::vector<worker_entry>>,
+  caf::replies_to<atom::get, std::string>::with<worker_entry>,
+  // INTERNAL: marks missed heartbeats gone and writes the batch.
+  caf::reacts_to<atom::tick>>;
+
+/// The REGISTRY STORE: the worker_registry table (detached: libpqxx
+/// blocks). One transaction per batch, whatever the number of workers.
+using registry_store_actor = caf::typed_actor<
+  // Upserts `changed`, marks gone those whose last heartbeat (any
+  // replica's) is older than three of their intervals, returns every row.
+  caf::replies_to<atom::put, std::vector<worker_entry>>::with<std::vector<worker_entry>>>;
+
+/// The CONTROL PLANE LINK (worker): long-polls for snapshots, verifies and
+/// activates them, heartbeats, backs off, and bootstraps from a peer.
+using control_plane_link_actor = caf::typed_actor<
+  // What /worker/status shows of the link.
+  caf::replies_to<atom::get>::with<link_status>,
+  // Shutdown: a last heartbeat says the worker is draining.
+  caf::replies_to<atom::drain>::with<atom::ok>,
+  // INTERNAL: asks the control plane for a snapshot now.
+  caf::reacts_to<atom::poll>,
+  // INTERNAL: the answer to the poll of generation `n`.
+  caf::reacts_to<atom::polled, uint64_t, http_outcome>,
+  // INTERNAL: time for a heartbeat (true: the interval's timer), and its
+  // answer.
+  caf::reacts_to<atom::heartbeat, bool>,
+  caf::reacts_to<atom::beaten, http_outcome>,
+  // INTERNAL: peer bootstrap: time to look, the peers' addresses, and one
+  // peer's answer (by its place in the list).
+  caf::reacts_to<atom::bootstrap>,
+  caf::reacts_to<atom::resolved, std::vector<std::string>>,
+  caf::reacts_to<atom::copied, size_t, http_outcome>>;
+
+} // namespace qf

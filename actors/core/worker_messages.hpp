@@ -1,0 +1,92 @@
+// What the worker-mode actors exchange: snapshots as served, a worker's
+// config origin, registry entries and the link's view of its control
+// plane. In-process only, so marked unsafe (never serialized) like the
+// rest of messages.hpp.
+#pragma once
+
+#include "protocols/worker_api/snapshot.hpp"
+#include "protocols/worker_api/worker_report.hpp"
+
+#include <caf/allowed_unsafe_message_type.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qf {
+
+/// A fleet to run: the whole config and the fleet part as stored.
+struct fleet_update {
+  std::shared_ptr<const config::gateway_config> config;
+  config::fleet fleet;
+};
+
+/// A snapshot as a control plane serves it: serialized once per revision,
+/// its bytes shared by every answer.
+struct served_snapshot {
+  std::string revision;
+  /// GET /worker/config's body.
+  std::shared_ptr<const std::string> body;
+};
+
+/// A long poll's answer: a snapshot whose revision is not the one the
+/// worker has, or none when the hold ran out first (304).
+struct snapshot_wait_result {
+  std::optional<served_snapshot> snapshot;
+};
+
+/// Where a node's active config came from.
+enum class config_source : uint8_t { none, file, control_plane, peer };
+
+std::string_view to_string(config_source s);
+
+/// A worker's snapshot as activated: kept to serve peers and to report.
+struct snapshot_origin {
+  std::shared_ptr<const worker_api::encoded_snapshot> encoded;
+  config_source source = config_source::control_plane;
+  /// When the control plane last confirmed this revision (ms since the
+  /// epoch); a peer's copy keeps the time it came with.
+  int64_t confirmed_at_ms = 0;
+};
+
+/// The snapshot holder's view: what is active and how fresh it is.
+struct holder_status {
+  std::string revision; // "" before the first snapshot
+  config_source source = config_source::none;
+  int64_t confirmed_at_ms = 0;
+  /// Copied from a peer and not confirmed by the control plane since.
+  bool stale = false;
+  std::shared_ptr<const worker_api::encoded_snapshot> encoded;
+};
+
+/// One worker as the control plane's registry knows it.
+struct worker_entry {
+  worker_api::worker_report report;
+  int64_t registered_at_ms = 0;
+  int64_t last_seen_at_ms = 0;
+  std::string status = "active"; // active, draining, gone
+};
+
+/// The worker's link to its control plane, for /worker/status.
+struct link_status {
+  std::string downloaded_revision;
+  std::string last_error;
+  int64_t last_sync_ms = 0; // the control plane's last answer
+  uint32_t consecutive_failures = 0;
+  std::string control_plane_url;
+};
+
+} // namespace qf
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::fleet_update)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::served_snapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::snapshot_wait_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::snapshot_origin)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::holder_status)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_entry)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<qf::worker_entry>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::link_status)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::snapshot_content)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::worker_report)

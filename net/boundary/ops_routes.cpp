@@ -1,0 +1,192 @@
+// A worker's ops port: liveness, readiness, metrics, the worker's own status
+// and, for peers starting without the control plane, its active config.
+// There is no admin API on a worker.
+#include "net/boundary/routes.hpp"
+
+#include "net/boundary/ask.hpp"
+#include "net/boundary/worker_routes.hpp"
+#include "net/http/url.hpp"
+#include "protocols/common/json_writer.hpp"
+
+#include <caf/all.hpp>
+
+namespace qf::boundary {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+http::response json_ok(std::string body) {
+  http::response res;
+  res.body = std::move(body);
+  return res;
+}
+
+void append_optional(std::string& out, const std::string& s) {
+  if (s.empty())
+    out += "null";
+  else
+    json_text::append_string(out, s);
+}
+
+void append_time(std::string& out, int64_t ms) {
+  if (ms <= 0)
+    out += "null";
+  else
+    json_text::append_string(out, iso_time(ms));
+}
+
+class ops_routes : public http::handler {
+public:
+  ops_routes(std::shared_ptr<node_services> node, config::node settings)
+    : node_(std::move(node)), settings_(std::move(settings)) {
+    // nop
+  }
+
+  void handle(http::request req, http::respond_fn respond) override {
+    auto seg = http::path_segments(req.target);
+    bool get = req.method == "GET";
+    if (get && seg == std::vector<std::string>{"health"})
+      return respond(json_ok("{\"status\":\"UP\"}"));
+    if (get && seg == std::vector<std::string>{"readyz"})
+      return respond(readiness());
+    if (get && seg == std::vector<std::string>{"metrics"}) {
+      http::response res;
+      res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      res.body = node_->stats->render();
+      return respond(std::move(res));
+    }
+    if (get && seg == std::vector<std::string>{"worker", "status"})
+      return status(std::move(respond));
+    if (get && seg == std::vector<std::string>{"worker", "peer-config"})
+      return peer_config(req, std::move(respond));
+    if (!seg.empty() && seg[0] == "admin")
+      return respond(http::error_response(404, "a worker has no admin API: use the control "
+                                               "plane's"));
+    respond(http::error_response(404, "no such resource: " + req.target));
+  }
+
+private:
+  http::response readiness() const {
+    if (node_->ready())
+      return json_ok("{\"status\":\"READY\"}");
+    auto res = json_ok(node_->snapshot->load()
+                         ? "{\"status\":\"NOT_READY\",\"reason\":\"clusters not checked yet\"}"
+                         : "{\"status\":\"NOT_READY\",\"reason\":\"no configuration snapshot "
+                           "yet\"}");
+    res.status = 503;
+    return res;
+  }
+
+  void status(http::respond_fn respond) {
+    auto node = node_;
+    auto settings = settings_;
+    ask(
+      *node->sys, node->snapshot_holder, 5s,
+      [node, settings, respond](holder_status& held) {
+        ask(
+          *node->sys, node->control_plane, 5s,
+          [node, settings, respond, held](link_status& link) {
+            respond(json_ok(status_json(*node, settings, held, link)));
+          },
+          [respond](caf::error& err) {
+            respond(http::error_response(504, caf::to_string(err)));
+          },
+          atom::get::value);
+      },
+      [respond](caf::error& err) { respond(http::error_response(504, caf::to_string(err))); },
+      atom::get::value);
+  }
+
+  static std::string status_json(const node_services& node, const config::node& settings,
+                                 const holder_status& held, const link_status& link) {
+    std::string out = "{\"workerName\":";
+    json_text::append_string(out, node.worker_name);
+    out += ",\"labels\":";
+    append_labels(out, node.worker_labels);
+    out += ",\"version\":\"" QF_VERSION "\",\"ready\":";
+    out += node.ready() ? "true" : "false";
+    out += ",\"downloadedRevision\":";
+    append_optional(out, link.downloaded_revision);
+    out += ",\"activeRevision\":";
+    append_optional(out, held.revision);
+    out += ",\"configSource\":";
+    append_optional(out, held.source == config_source::none ? std::string{}
+                                                            : std::string{to_string(held.source)});
+    out += ",\"stale\":";
+    out += held.stale ? "true" : "false";
+    out += ",\"confirmedAt\":";
+    append_time(out, held.confirmed_at_ms);
+    out += ",\"lastSync\":";
+    append_time(out, link.last_sync_ms);
+    out += ",\"lastError\":";
+    append_optional(out, link.last_error);
+    out += ",\"consecutiveFailures\":" + std::to_string(link.consecutive_failures);
+    out += ",\"controlPlane\":";
+    json_text::append_string(out, link.control_plane_url);
+    out += ",\"coordination\":{\"mode\":";
+    json_text::append_string(out, std::string{config::to_string(settings.coordination.mode)});
+    out += ",\"onUnavailable\":";
+    out += settings.coordination.on_unavailable == config::unavailable_policy::local_limits
+             ? "\"localLimits\""
+             : "\"failClosed\"";
+    // The history policy in effect: the snapshot's, with this worker's own
+    // endpoint over it.
+    auto active = node.snapshot->load();
+    std::optional<std::string> endpoint = settings.history.endpoint;
+    auto redaction = config::redaction::full;
+    if (active) {
+      const auto& api = active->config->queryflux.worker_api;
+      if (!endpoint)
+        endpoint = api.history_endpoint;
+      redaction = api.history_redaction;
+    }
+    out += "},\"history\":{\"endpoint\":";
+    append_optional(out, endpoint.value_or(""));
+    out += ",\"redaction\":";
+    json_text::append_string(out, std::string{config::to_string(redaction)});
+    out += ",\"spoolMaxRecords\":" + std::to_string(settings.history.spool_max_records);
+    // Filled by the history uplink (worker mode, part 3).
+    out += "},\"historyUplink\":{\"queued\":0,\"sent\":0,\"dropped\":0,\"lastError\":null}}";
+    return out;
+  }
+
+  void peer_config(const http::request& req, http::respond_fn respond) {
+    if (!settings_.control_plane.peer_bootstrap)
+      return respond(http::error_response(404, "peer copies are served with "
+                                               "controlPlane.peerBootstrap set"));
+    if (!has_worker_secret(req, settings_.control_plane.shared_secret)) {
+      auto res = http::error_response(401, "peers present the fleet's shared secret");
+      res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"queryflux-workers\"");
+      return respond(std::move(res));
+    }
+    ask(
+      *node_->sys, node_->snapshot_holder, 5s,
+      [respond](holder_status& held) {
+        if (!held.encoded) {
+          auto res = http::error_response(503, "no config to share yet");
+          res.headers.emplace_back("Retry-After", "1");
+          return respond(std::move(res));
+        }
+        http::response res;
+        // A copy of a copy keeps the control plane's time: never fresher.
+        res.body = worker_api::peer_body(*held.encoded, held.confirmed_at_ms);
+        res.headers.emplace_back("Cache-Control", "no-store");
+        respond(std::move(res));
+      },
+      [respond](caf::error& err) { respond(http::error_response(504, caf::to_string(err))); },
+      atom::get::value);
+  }
+
+  std::shared_ptr<node_services> node_;
+  config::node settings_;
+};
+
+} // namespace
+
+std::shared_ptr<http::handler> make_ops_routes(std::shared_ptr<node_services> node,
+                                               config::node settings) {
+  return std::make_shared<ops_routes>(std::move(node), std::move(settings));
+}
+
+} // namespace qf::boundary

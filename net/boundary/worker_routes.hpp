@@ -1,0 +1,33 @@
+// The control plane's worker API on the admin port (/worker/*), and the
+// admin API's view of the workers (/admin/workers). Requests become
+// messages to the config store and the worker registry; their data
+// becomes the responses.
+#pragma once
+
+#include "actors/node/node.hpp"
+#include "net/http/types.hpp"
+
+#include <string>
+#include <vector>
+
+namespace qf::boundary {
+
+/// True when the workers' bearer secret is what `req` presents.
+bool has_worker_secret(const http::request& req, const std::string& secret);
+
+/// /worker/...: answers every path under it (404 for unknown ones).
+void serve_worker_api(const std::shared_ptr<node_services>& node, const config::worker_api& api,
+                      const http::request& req, const std::vector<std::string>& seg,
+                      http::respond_fn respond);
+
+/// GET /admin/workers and /admin/workers/{name} (already authorized).
+void serve_admin_workers(const std::shared_ptr<node_services>& node, const http::request& req,
+                         const std::vector<std::string>& seg, http::respond_fn respond);
+
+/// Appends {"key":"value",...}.
+void append_labels(std::string& out, const std::map<std::string, std::string>& labels);
+
+/// Milliseconds since the epoch as 2026-12-02T07:14:32.123Z.
+std::string iso_time(int64_t ms);
+
+} // namespace qf::boundary
