@@ -222,6 +222,12 @@ void server::stop() {
     m.transport->stop();
   if (m.gateway) {
     m.gateway->flush_history(std::chrono::seconds(5)); // the last queries' records
+    // Finished queries linger for their client's last poll until the
+    // reaper ends them; the reaper goes with the node, so they go now.
+    auto svc = m.gateway->services();
+    for (const auto* registry : {svc->queries.get(), svc->wire_statements.get()})
+      for (auto& q : registry->all())
+        caf::anon_send_exit(q.actor, caf::exit_reason::user_shutdown);
     m.gateway->stop();
   }
   // Actors answering HTTP requests post their answers to the listeners'

@@ -22,6 +22,7 @@ void seen(self_ptr self, worker_api::worker_report&& r, bool enrolling) {
   if (enrolling || e.registered_at_ms == 0 || e.report.incarnation != r.incarnation)
     e.registered_at_ms = now;
   e.last_seen_at_ms = now;
+  st.heard[r.name] = self->clock().now();
   e.status = r.status;
   st.dirty.insert(r.name);
   e.report = std::move(r);
@@ -29,10 +30,12 @@ void seen(self_ptr self, worker_api::worker_report&& r, bool enrolling) {
 
 /// Without a database, this registry alone decides who is gone.
 void mark_gone(self_ptr self) {
-  auto now = wall_ms();
-  for (auto& [name, e] : self->state.workers)
+  auto& st = self->state;
+  auto now = self->clock().now();
+  for (auto& [name, e] : st.workers)
     if (e.status != "gone"
-        && now - e.last_seen_at_ms > missed_beats * 1000 * e.report.heartbeat_interval_secs) {
+        && now - st.heard[name]
+             > missed_beats * std::chrono::seconds(e.report.heartbeat_interval_secs)) {
       e.status = "gone";
       spdlog::warn("worker {} missed {} heartbeats: gone", name, missed_beats);
     }

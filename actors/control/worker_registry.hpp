@@ -19,6 +19,9 @@ namespace qf {
 struct worker_registry_state {
   static inline const char* name = "worker_registry";
   std::map<std::string, worker_entry> workers;
+  /// When each worker was last heard from, on the actor's clock (gone is
+  /// decided on it; last_seen_at_ms is what users and the table see).
+  std::map<std::string, caf::actor_clock::time_point> heard;
   /// Changed since the last batch went out.
   std::set<std::string> dirty;
   bool writing = false;

@@ -76,6 +76,8 @@ struct link_status {
   int64_t last_sync_ms = 0; // the control plane's last answer
   uint32_t consecutive_failures = 0;
   std::string control_plane_url;
+  /// Why the last peer bootstrap attempt found no usable copy.
+  std::string peer_error;
 };
 
 } // namespace qf

@@ -106,7 +106,9 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
   state.stats->cluster_health(state.cfg.name,
                            std::string{to_string(state.shared->status.load())});
   if (state.cfg.enabled) {
-    state.first_round->pending.fetch_add(1);
+    // Counted in the round by whoever spawned it (build_fleet), before the
+    // config is published: a published config whose clusters have not
+    // started yet is not ready.
     self->send(self, atom::check::value, state.generation);
   } else {
     state.first_check_reported = true; // never counted in the first round

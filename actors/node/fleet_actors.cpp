@@ -131,8 +131,11 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
   // first HEALTHY wakes every group that waits on them. Clusters added
   // later do not hold back readiness, which the first round decides.
   auto round = before ? std::make_shared<first_health_round>() : ctx.first_round;
-  for (auto& [c, state] : fresh)
+  for (auto& [c, state] : fresh) {
+    if (c->enabled)
+      round->pending.fetch_add(1); // before the config is published
     state->actor = ctx.sys->spawn(cluster_actor, *c, cfg->health, state, ctx.stats, round);
+  }
 
   if (before) {
     for (const auto& [name, old] : before->clusters) {

@@ -278,25 +278,24 @@ void on_peer_copy(self_ptr self, size_t index, const http_outcome& o) {
   if (!st.active.empty())
     return try_peer(self, st.peers.size()); // the control plane came first
   const auto& peer = st.peers[index];
-  if (o.status != 200) {
-    spdlog::warn("peer {} has no config to share: {}", peer, describe(o));
-    return next();
-  }
+  auto refuse = [&](std::string why) {
+    spdlog::warn("peer bootstrap: {}", why);
+    st.peer_error = std::move(why);
+    next();
+  };
+  if (o.status != 200)
+    return refuse("peer " + peer + " has no config to share: " + describe(o));
   auto decoded = worker_api::decode(o.body);
-  if (!decoded.snapshot || !decoded.snapshot->confirmed_at_ms) {
-    spdlog::warn("peer {} sent a config that does not verify: {}", peer,
-                 decoded.snapshot ? "no confirmedAt" : decoded.error);
-    return next();
-  }
+  if (!decoded.snapshot || !decoded.snapshot->confirmed_at_ms)
+    return refuse("peer " + peer + " sent a config that does not verify: "
+                  + (decoded.snapshot ? std::string{"no confirmedAt"} : decoded.error));
   auto confirmed = *decoded.snapshot->confirmed_at_ms;
   auto max_age = std::chrono::duration_cast<std::chrono::milliseconds>(
     st.cfg->control_plane.peer_bootstrap->max_age);
-  if (wall_ms() - confirmed > max_age.count()) {
-    spdlog::warn("refused peer {}'s copy: the control plane last confirmed it {} s ago, more "
-                 "than maxAgeSecs",
-                 peer, (wall_ms() - confirmed) / 1000);
-    return next();
-  }
+  if (wall_ms() - confirmed > max_age.count())
+    return refuse("refused peer " + peer + "'s copy: the control plane last confirmed it "
+                  + std::to_string((wall_ms() - confirmed) / 1000)
+                  + " s ago, longer than maxAgeSecs");
   spdlog::warn("starting from peer {}'s copy of revision {} (confirmed {} s ago): stale until "
                "the control plane answers",
                peer, decoded.snapshot->encoded.revision, (wall_ms() - confirmed) / 1000);
@@ -330,8 +329,9 @@ control_plane_link(control_plane_link_actor::stateful_pointer<control_plane_link
   return {
     [self](atom::get) {
       const auto& s = self->state;
-      return link_status{s.downloaded, s.last_error, s.last_sync_ms, s.failures,
-                         s.cfg->control_plane.url};
+      return link_status{s.downloaded,     s.last_error,
+                         s.last_sync_ms,   s.failures,
+                         s.cfg->control_plane.url, s.peer_error};
     },
     [self](atom::drain) -> caf::result<atom::ok> {
       auto& s = self->state;
@@ -368,9 +368,11 @@ control_plane_link(control_plane_link_actor::stateful_pointer<control_plane_link
     },
     [self](atom::resolved, std::vector<std::string>& ips) {
       self->state.peers = std::move(ips);
-      if (self->state.peers.empty())
-        spdlog::warn("peer bootstrap: {} resolves to no address",
-                     self->state.cfg->control_plane.peer_bootstrap->address);
+      if (self->state.peers.empty()) {
+        self->state.peer_error = self->state.cfg->control_plane.peer_bootstrap->address
+                                 + " resolves to no address";
+        spdlog::warn("peer bootstrap: {}", self->state.peer_error);
+      }
       try_peer(self, 0);
     },
     [self](atom::copied, size_t index, const http_outcome& o) {

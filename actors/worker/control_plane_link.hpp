@@ -69,6 +69,7 @@ struct control_plane_link_state {
   // Peer bootstrap.
   bool bootstrapping = false;
   std::vector<std::string> peers;
+  std::string peer_error;
   std::mt19937 rng{std::random_device{}()};
 };
 

@@ -124,6 +124,13 @@ private:
     out += ",\"consecutiveFailures\":" + std::to_string(link.consecutive_failures);
     out += ",\"controlPlane\":";
     json_text::append_string(out, link.control_plane_url);
+    if (const auto& pb = settings.control_plane.peer_bootstrap) {
+      out += ",\"peerBootstrap\":{\"address\":";
+      json_text::append_string(out, pb->address);
+      out += ",\"lastError\":";
+      append_optional(out, link.peer_error);
+      out += '}';
+    }
     out += ",\"coordination\":{\"mode\":";
     json_text::append_string(out, std::string{config::to_string(settings.coordination.mode)});
     out += ",\"onUnavailable\":";

@@ -9,6 +9,28 @@
 
 namespace qf::test_support {
 
+/// One SQLite cluster `lite` whose table t holds one row, v, in group g
+/// (and the clusters of `more`, outside any group).
+inline std::string sqlite_fleet(int v, const std::string& more = {}) {
+  return "clusters:\n  lite: { engine: sqlite, initSql: [\"CREATE TABLE t AS SELECT "
+         + std::to_string(v) + " AS v\"] }\n" + more
+         + "clusterGroups:\n  g: { members: [lite], maxRunningQueries: 4 }\n";
+}
+
+/// The admin API's body for `lite` with another value in t.
+inline std::string lite_with(int v) {
+  return R"({"engine": "sqlite", "initSql": ["CREATE TABLE t AS SELECT )" + std::to_string(v)
+         + R"( AS v"]})";
+}
+
+/// A sample's value in a node's /metrics (the series with its labels, as
+/// printed), or -1 when absent.
+inline double metric_value(const std::string& host, uint16_t port, const std::string& series) {
+  auto text = http_request("GET", "http://" + host + ":" + std::to_string(port) + "/metrics").body;
+  auto at = text.find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + series.size() + 2));
+}
+
 class fleet_test : public fresh_database {
 protected:
   void SetUp() override {

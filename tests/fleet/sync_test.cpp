@@ -7,20 +7,8 @@
 using namespace qf;
 using namespace qf::test_support;
 
-namespace {
-
-constexpr const char* two_clusters = R"(
-clusters:
-  lite: { engine: sqlite, initSql: ["CREATE TABLE t AS SELECT 1 AS v"] }
-  spare: { engine: sqlite }
-clusterGroups:
-  g: { members: [lite], maxRunningQueries: 4 }
-)";
-
-} // namespace
-
 TEST_F(fleet_test, fifty_workers_sync_and_one_admin_edit_reaches_them_all) {
-  fleet f{{two_clusters, url, ""}};
+  fleet f{{sqlite_fleet(1, "  spare: { engine: sqlite }\n"), url, ""}};
   auto first = f.served_revision();
   ASSERT_EQ(first.rfind("sha256:", 0), 0u);
   int n = std::getenv("QF_FLEET_N") ? std::atoi(std::getenv("QF_FLEET_N")) : 50;

@@ -53,6 +53,27 @@ http_answer http_request(const std::string& method, const std::string& url,
   }
 }
 
+nlohmann::json trino_query(uint16_t port, const std::string& sql, const std::string& host) {
+  engines::http_headers headers{{"X-Trino-User", "fleet"}};
+  auto r = http_request("POST", "http://" + host + ":" + std::to_string(port) + "/v1/statement",
+                        headers, sql);
+  auto rows = nlohmann::json::array();
+  for (int pages = 0; pages < 1000; ++pages) {
+    auto page = r.json();
+    if (!page.is_object())
+      return "HTTP " + std::to_string(r.status) + ": " + r.body;
+    if (page.contains("error"))
+      return page["error"].value("message", "error");
+    if (page.contains("data"))
+      for (auto& row : page["data"])
+        rows.push_back(row);
+    if (!page.contains("nextUri"))
+      return rows;
+    r = http_request("GET", page["nextUri"].get<std::string>(), headers);
+  }
+  return "too many pages";
+}
+
 fleet::fleet(control_plane_options cp) : cp_(std::move(cp)) {
   cp_yaml_ = "queryflux:\n"
              "  frontends: { trinoHttp: { port: 1 } }\n"

@@ -81,6 +81,11 @@ struct http_answer {
 http_answer http_request(const std::string& method, const std::string& url,
                          engines::http_headers headers = {}, std::string body = {});
 
+/// Runs sql over Trino HTTP on host:port (POST, then nextUri to the end):
+/// the rows as JSON, or the error's message as a string.
+nlohmann::json trino_query(uint16_t port, const std::string& sql,
+                           const std::string& host = "127.0.0.1");
+
 class fleet {
 public:
   explicit fleet(control_plane_options cp);

@@ -118,10 +118,15 @@ void link_proxy::restore() {
   cut_ = false;
 }
 
-void link_proxy::tamper_next(std::string prefix, std::function<std::string(std::string)> edit) {
+void link_proxy::tamper_with(std::string prefix, tamper t) {
   std::lock_guard guard{mtx_};
   tamper_prefix_ = std::move(prefix);
-  tamper_ = std::move(edit);
+  tamper_ = std::move(t);
+}
+
+void link_proxy::clear_tamper() {
+  std::lock_guard guard{mtx_};
+  tamper_.reset();
 }
 
 std::vector<std::string> link_proxy::requests() const {
@@ -160,15 +165,21 @@ void link_proxy::serve(int client) {
   std::string request;
   if (!read_request(client, request) || cut_)
     return finish();
-  auto target = request.substr(0, request.find("\r\n"));
+  auto line_end = request.find("\r\n");
+  auto target = request.substr(0, line_end);
   target = target.substr(0, target.rfind(' ')); // "GET /path"
-  std::function<std::string(std::string)> edit;
+  auto method = target.substr(0, target.find(' '));
+  auto path = target.substr(target.find(' ') + 1);
+  std::optional<tamper> edit;
   {
     std::lock_guard guard{mtx_};
     requests_.push_back(target);
-    auto path = target.substr(target.find(' ') + 1);
     if (tamper_ && path.rfind(tamper_prefix_, 0) == 0)
-      edit = std::exchange(tamper_, nullptr);
+      edit = tamper_;
+  }
+  if (edit && edit->target) {
+    auto version = request.substr(request.rfind(' ', line_end), line_end - request.rfind(' ', line_end));
+    request = method + " " + edit->target(path) + version + request.substr(line_end);
   }
   upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   {
@@ -185,10 +196,10 @@ void link_proxy::serve(int client) {
   auto response = read_to_end(upstream);
   if (cut_)
     return finish();
-  if (edit) {
+  if (edit && edit->body && response.rfind("HTTP/1.1 200", 0) == 0) {
     auto end = response.find("\r\n\r\n");
     if (end != std::string::npos)
-      response = with_body(response, edit(response.substr(end + 4)));
+      response = with_body(response, edit->body(response.substr(end + 4)));
   }
   send_all(client, response);
   finish();

@@ -1,9 +1,9 @@
 // A TCP forwarder between one worker and its control plane, for fleet tests:
 // cut() breaks the link (connections in flight close, new ones are turned
-// away) until restore(), and tamper_next() rewrites the body of the control
-// plane's next answer to a matching request, as a broken or future control
-// plane would send it. One exchange per connection (workers send
-// Connection: close), each on a thread of its own.
+// away) until restore(), and tamper_with() rewrites the control plane's
+// answers to matching requests (and those requests' targets), as a broken
+// or future control plane would send them. One exchange per connection
+// (workers send Connection: close), each on a thread of its own.
 #pragma once
 
 #include <atomic>
@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -40,9 +41,17 @@ public:
   void cut();
   void restore();
 
-  /// The body of the next answer to a request whose target starts with
-  /// `prefix` goes through `edit` (Content-Length follows).
-  void tamper_next(std::string prefix, std::function<std::string(std::string)> edit);
+  struct tamper {
+    /// The body of each 200 answer (Content-Length follows).
+    std::function<std::string(std::string)> body;
+    /// The request's target on its way to the control plane (optional).
+    std::function<std::string(std::string)> target;
+  };
+
+  /// Until clear_tamper(), requests whose path starts with `prefix` and
+  /// their answers go through `t`.
+  void tamper_with(std::string prefix, tamper t);
+  void clear_tamper();
 
   /// Request targets seen, in order ("GET /worker/config").
   std::vector<std::string> requests() const;
@@ -60,7 +69,7 @@ private:
   std::set<int> open_; // sockets of exchanges in flight
   std::vector<std::string> requests_;
   std::string tamper_prefix_;
-  std::function<std::string(std::string)> tamper_;
+  std::optional<tamper> tamper_;
   std::thread acceptor_;
   std::vector<std::thread> exchanges_;
 };
