@@ -53,9 +53,14 @@ worker_api::worker_report report(const control_plane_link_state& st, bool draini
   return r;
 }
 
-/// Polls now if the bucket has a token, else when it will.
-void schedule_poll(self_ptr self) {
+/// Polls now if the bucket has a token, else when it will. An answer
+/// that brought a new revision takes no token: following a control plane
+/// that changes is the point; only answers that brought nothing new
+/// (a 304, the same revision, a rejected snapshot) are held to the rate.
+void schedule_poll(self_ptr self, bool brought_news = false) {
   auto& st = self->state;
+  if (brought_news)
+    return self->send(self, atom::poll::value);
   auto now = self->clock().now();
   if (st.refilled != caf::actor_clock::time_point{}) {
     std::chrono::duration<double> elapsed = now - st.refilled;
@@ -81,15 +86,16 @@ void reject(self_ptr self, std::string why) {
 }
 
 /// Compiles a verified snapshot and has the holder swap it in; `done`
-/// hears whether it is active.
+/// hears whether it is active. False when it did not compile (rejected).
 template <class Done>
-void activate(self_ptr self, worker_api::received_snapshot snapshot, config_source source,
+bool activate(self_ptr self, worker_api::received_snapshot snapshot, config_source source,
               int64_t confirmed_at_ms, Done done) {
   auto& st = self->state;
   auto compiled = worker_api::compile(st.cfg->worker_yaml, snapshot.content);
   if (!compiled.config) {
     reject(self, std::move(compiled.error));
-    return done(false);
+    done(false);
+    return false;
   }
   auto revision = snapshot.encoded.revision;
   fleet_update next{std::make_shared<const config::gateway_config>(std::move(*compiled.config)),
@@ -116,25 +122,29 @@ void activate(self_ptr self, worker_api::received_snapshot snapshot, config_sour
         reject(self, "the snapshot holder did not answer: " + message_of(err));
         done(false);
       });
+  return true;
 }
 
-void on_snapshot(self_ptr self, const std::string& body) {
+/// True when the body held a new revision that is being activated.
+bool on_snapshot(self_ptr self, const std::string& body) {
   auto& st = self->state;
   auto decoded = worker_api::decode(body);
   if (!decoded.claimed_revision.empty())
     st.downloaded = decoded.claimed_revision;
-  if (!decoded.snapshot)
-    return reject(self, std::move(decoded.error));
+  if (!decoded.snapshot) {
+    reject(self, std::move(decoded.error));
+    return false;
+  }
   auto revision = decoded.snapshot->encoded.revision;
   if (revision == st.active) {
     // The one running (copied from a peer, or a repeat): confirmed.
     self->send(st.cfg->holder, atom::confirm::value, revision, wall_ms());
     st.source = config_source::control_plane;
     st.last_error.clear();
-    return;
+    return false;
   }
-  activate(self, std::move(*decoded.snapshot), config_source::control_plane, wall_ms(),
-           [](bool) {});
+  return activate(self, std::move(*decoded.snapshot), config_source::control_plane, wall_ms(),
+                  [](bool) {});
 }
 
 void on_poll_answer(self_ptr self, const http_outcome& o) {
@@ -146,13 +156,14 @@ void on_poll_answer(self_ptr self, const http_outcome& o) {
       spdlog::info("the control plane answers again after {} failed attempts", st.failures);
     st.failures = 0;
     st.fresh_contact = false;
+    bool news = false;
     if (o.status == 200) {
-      on_snapshot(self, o.body);
+      news = on_snapshot(self, o.body);
     } else if (!st.downloaded.empty() && st.downloaded == st.active) {
       self->send(st.cfg->holder, atom::confirm::value, st.active, wall_ms());
       st.source = config_source::control_plane;
     }
-    return schedule_poll(self);
+    return schedule_poll(self, news);
   }
   ++st.failures;
   st.fresh_contact = true;
