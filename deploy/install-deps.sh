@@ -14,7 +14,7 @@ packages=(
   prometheus-cpp-dev libssl-dev libgtest-dev libgmock-dev libyaml-cpp-dev
   libsqlite3-dev libmariadb-dev libre2-dev
   postgresql postgresql-client pgbouncer mariadb-server mariadb-client
-  prometheus bc nodejs npm libpostgresql-jdbc-java
+  prometheus bc nodejs npm libpostgresql-jdbc-java openssl
 )
 # The pgjdbc e2e test runs its check as a single-file Java program.
 command -v java >/dev/null || packages+=(openjdk-17-jre-headless)
