@@ -1,5 +1,7 @@
 #include "engines/http_client.hpp"
 
+#include "protocols/common/host_port.hpp"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -39,19 +41,11 @@ std::optional<http_url> parse_http_url(std::string_view url) {
   auto authority = url.substr(0, slash);
   if (slash != std::string_view::npos)
     out.target = std::string{url.substr(slash)};
-  auto colon = authority.rfind(':');
-  if (colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
-    auto port = authority.substr(colon + 1);
-    unsigned value = 0;
-    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (ec != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535)
-      return std::nullopt;
-    out.port = static_cast<uint16_t>(value);
-    authority = authority.substr(0, colon);
-  }
-  if (authority.empty())
+  auto split = split_host_port(authority, out.port);
+  if (!split)
     return std::nullopt;
-  out.host = std::string{authority};
+  out.host = std::move(split->host);
+  out.port = split->port;
   return out;
 }
 
@@ -120,7 +114,7 @@ struct http_client::impl {
   }
 
   static std::string key_of(const http_url& url) {
-    return (url.tls ? "https://" : "http://") + url.host + ":" + std::to_string(url.port);
+    return (url.tls ? "https://" : "http://") + join_host_port(url.host, url.port);
   }
 
   /// A kept connection whose server has closed it (EOF or an error
@@ -201,7 +195,7 @@ struct http_client::impl {
   http_response exchange(std::string_view method, const http_url& url,
                          const http_headers& headers, const std::string& body) {
     http::request<http::string_body> req{http::string_to_verb(method), url.target, 11};
-    req.set(http::field::host, url.host + ":" + std::to_string(url.port));
+    req.set(http::field::host, join_host_port(url.host, url.port));
     req.set(http::field::user_agent, "QueryFlux");
     for (const auto& [name, value] : headers)
       req.set(name, value);

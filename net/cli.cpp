@@ -200,10 +200,11 @@ int serve(const options& opts) {
                  cfg->queryflux.shutdown_drain_timeout.count());
     node.drain();
     // A statement stuck in an engine keeps its thread, and stopping waits
-    // for every actor: do not let that hold the process forever.
+    // for every actor: do not let that hold the process forever. Stopping
+    // first writes the last history records (up to 5 s), then waits.
     std::thread([] {
-      std::this_thread::sleep_for(std::chrono::seconds(5));
-      spdlog::warn("engine calls still blocked 5s after shutdown; exiting");
+      std::this_thread::sleep_for(std::chrono::seconds(12));
+      spdlog::warn("engine calls still blocked 12 s into the shutdown; exiting");
       spdlog::default_logger()->flush();
       std::_Exit(0);
     }).detach();

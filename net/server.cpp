@@ -93,7 +93,7 @@ struct server::impl {
   config::gateway_config cfg;
   std::unique_ptr<caf::actor_system_config> actor_cfg;
   std::unique_ptr<caf::actor_system> sys;
-  std::shared_ptr<http::client> transport; // a worker's
+  std::shared_ptr<http_transport> transport; // a worker's
   std::unique_ptr<node> gateway;
   std::unique_ptr<http::service> web;
   std::unique_ptr<wire::service> wire;
@@ -110,12 +110,10 @@ server::server(startup::served_config served, server_options opts)
   m.sys = std::make_unique<caf::actor_system>(*m.actor_cfg);
   std::optional<worker_identity> worker;
   if (q.role == config::node_role::worker) {
-    std::shared_ptr<http_transport> transport = opts.worker_transport;
-    if (!transport) {
+    m.transport = opts.worker_transport;
+    if (!m.transport)
       m.transport = std::make_shared<http::client>(q.control_plane.tls_ca_file);
-      transport = m.transport;
-    }
-    worker = worker_identity{worker_name_of(q), worker_labels_of(q), std::move(transport)};
+    worker = worker_identity{worker_name_of(q), worker_labels_of(q), m.transport};
   }
   m.gateway = std::make_unique<node>(*m.sys, m.cfg, std::move(served.fleet),
                                      std::move(served.file_text), std::move(worker));

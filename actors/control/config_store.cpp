@@ -58,8 +58,8 @@ config_store(config_store_actor::stateful_pointer<config_store_state> self,
       st.waiters.emplace(id, config_store_state::waiter{since, promise});
       // Up to 1/16 more, as Consul's blocking queries do: workers that
       // started together spread out instead of polling in step.
-      auto spread = hold.count() / 16;
-      auto jitter = caf::timespan{spread > 0 ? static_cast<int64_t>(st.rng() % spread) : 0};
+      std::uniform_int_distribution<int64_t> spread{0, hold.count() / 16};
+      auto jitter = caf::timespan{spread(st.rng)};
       self->delayed_send(self, hold + jitter, atom::timeout::value, id);
       stats->workers_waiting(st.waiters.size());
       return promise;

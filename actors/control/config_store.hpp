@@ -26,7 +26,7 @@ struct config_store_state {
   };
   std::map<uint64_t, waiter> waiters;
   uint64_t next_waiter = 1;
-  std::minstd_rand rng{std::random_device{}()};
+  std::mt19937_64 rng{std::random_device{}()};
 };
 
 config_store_actor::behavior_type

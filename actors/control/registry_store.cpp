@@ -13,14 +13,17 @@ namespace {
 
 using nlohmann::json;
 
-/// The rows to write (those with a registration time) and every known
-/// worker's heartbeat interval, as two JSON documents: two parameters,
-/// whatever the batch's size.
+/// The rows to write (those with a registration time) and the heartbeat
+/// intervals this replica knows, as two JSON documents: two parameters,
+/// whatever the batch's size. Times go as ages, so that the table holds
+/// the database's clock alone.
 std::pair<std::string, std::string> batch_json(const std::vector<worker_entry>& batch) {
   json rows = json::array();
   json intervals = json::object();
+  auto now = wall_ms();
   for (const auto& e : batch) {
-    intervals[e.report.name] = e.report.heartbeat_interval_secs;
+    if (e.report.heartbeat_interval_secs > 0)
+      intervals[e.report.name] = e.report.heartbeat_interval_secs;
     if (e.registered_at_ms == 0)
       continue;
     auto optional = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
@@ -29,8 +32,9 @@ std::pair<std::string, std::string> batch_json(const std::vector<worker_entry>& 
                     {"version", e.report.version},
                     {"active_revision", optional(e.report.active_revision)},
                     {"last_error", optional(e.report.last_error)},
-                    {"registered_at", e.registered_at_ms},
-                    {"last_seen_at", e.last_seen_at_ms},
+                    {"enrolled", e.enrolled},
+                    {"registered_age_ms", std::max<int64_t>(0, now - e.registered_at_ms)},
+                    {"seen_age_ms", std::max<int64_t>(0, now - e.last_seen_at_ms)},
                     {"status", e.status}});
   }
   auto replace = json::error_handler_t::replace;
@@ -40,26 +44,34 @@ std::pair<std::string, std::string> batch_json(const std::vector<worker_entry>& 
 std::vector<worker_entry> write(pqxx::connection& c, const std::vector<worker_entry>& batch) {
   auto [rows, intervals] = batch_json(batch);
   pqxx::work tx{c};
-  // A row another replica wrote from a later heartbeat is not overwritten.
+  // A row another replica wrote from a later heartbeat is not overwritten;
+  // the registration time moves only when the worker registered here.
   tx.exec_params(
     "INSERT INTO worker_registry AS w (name, labels, version, active_revision, last_error, "
     "registered_at, last_seen_at, status) "
     "SELECT r.name, coalesce(r.labels, '{}'), r.version, r.active_revision, r.last_error, "
-    "to_timestamp(r.registered_at / 1000.0), to_timestamp(r.last_seen_at / 1000.0), r.status "
+    "now() - make_interval(secs => r.registered_age_ms / 1000.0), "
+    "now() - make_interval(secs => r.seen_age_ms / 1000.0), r.status "
     "FROM jsonb_to_recordset($1::jsonb) AS r(name text, labels jsonb, version text, "
-    "active_revision text, last_error text, registered_at bigint, last_seen_at bigint, "
-    "status text) "
+    "active_revision text, last_error text, enrolled boolean, registered_age_ms bigint, "
+    "seen_age_ms bigint, status text) "
     "ON CONFLICT (name) DO UPDATE SET labels = EXCLUDED.labels, version = EXCLUDED.version, "
     "active_revision = EXCLUDED.active_revision, last_error = EXCLUDED.last_error, "
-    "registered_at = EXCLUDED.registered_at, last_seen_at = EXCLUDED.last_seen_at, "
-    "status = EXCLUDED.status WHERE w.last_seen_at <= EXCLUDED.last_seen_at",
+    "registered_at = CASE WHEN (SELECT r2.enrolled FROM jsonb_to_recordset($1::jsonb) AS "
+    "r2(name text, enrolled boolean) WHERE r2.name = EXCLUDED.name) "
+    "THEN EXCLUDED.registered_at ELSE w.registered_at END, "
+    "last_seen_at = EXCLUDED.last_seen_at, status = EXCLUDED.status "
+    "WHERE w.last_seen_at <= EXCLUDED.last_seen_at",
     rows);
-  // Gone: no replica heard from it for three of its intervals (10 s for
-  // workers this replica never heard from).
+  // Gone: no replica heard from it for three of its intervals (of 100 s
+  // for workers this replica never heard from: it does not know theirs).
   tx.exec_params("UPDATE worker_registry SET status = 'gone' WHERE status <> 'gone' "
                  "AND last_seen_at < now() - make_interval(secs => 3 * "
-                 "coalesce(($1::jsonb ->> name)::int, 10))",
+                 "coalesce(($1::jsonb ->> name)::int, 100))",
                  intervals);
+  // Pods come and go with new names: a day after, they go from the table.
+  tx.exec("DELETE FROM worker_registry WHERE status = 'gone' "
+          "AND last_seen_at < now() - interval '1 day'");
   auto result = tx.exec(
     "SELECT name, labels::text, version, coalesce(active_revision, ''), "
     "coalesce(last_error, ''), (extract(epoch FROM registered_at) * 1000)::bigint, "
@@ -70,6 +82,7 @@ std::vector<worker_entry> write(pqxx::connection& c, const std::vector<worker_en
   for (const auto& row : result) {
     worker_entry e;
     e.report.name = row[0].as<std::string>();
+    e.report.heartbeat_interval_secs = 0; // not stored: unknown here
     auto labels = json::parse(row[1].as<std::string>(), nullptr, false);
     if (labels.is_object())
       for (const auto& [k, v] : labels.items())

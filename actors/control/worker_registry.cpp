@@ -1,6 +1,7 @@
 #include "actors/control/worker_registry.hpp"
 
 #include <caf/all.hpp>
+#include <set>
 #include <spdlog/spdlog.h>
 
 namespace qf {
@@ -19,8 +20,10 @@ void seen(self_ptr self, worker_api::worker_report&& r, bool enrolling) {
   auto& st = self->state;
   auto now = wall_ms();
   auto& e = st.workers[r.name];
-  if (enrolling || e.registered_at_ms == 0 || e.report.incarnation != r.incarnation)
+  if (enrolling || e.registered_at_ms == 0 || e.report.incarnation != r.incarnation) {
     e.registered_at_ms = now;
+    e.enrolled = true;
+  }
   e.last_seen_at_ms = now;
   st.heard[r.name] = self->clock().now();
   e.status = r.status;
@@ -28,17 +31,26 @@ void seen(self_ptr self, worker_api::worker_report&& r, bool enrolling) {
   e.report = std::move(r);
 }
 
-/// Without a database, this registry alone decides who is gone.
+/// Without a database, this registry alone decides who is gone, and
+/// forgets them after a day.
 void mark_gone(self_ptr self) {
   auto& st = self->state;
   auto now = self->clock().now();
-  for (auto& [name, e] : st.workers)
-    if (e.status != "gone"
-        && now - st.heard[name]
-             > missed_beats * std::chrono::seconds(e.report.heartbeat_interval_secs)) {
+  for (auto i = st.workers.begin(); i != st.workers.end();) {
+    auto& [name, e] = *i;
+    auto silent = now - st.heard[name];
+    if (e.status == "gone" && silent > 24h) {
+      st.heard.erase(name);
+      i = st.workers.erase(i);
+      continue;
+    }
+    if (e.status != "gone" && e.report.heartbeat_interval_secs > 0
+        && silent > missed_beats * std::chrono::seconds(e.report.heartbeat_interval_secs)) {
       e.status = "gone";
       spdlog::warn("worker {} missed {} heartbeats: gone", name, missed_beats);
     }
+    ++i;
+  }
 }
 
 /// Rows as the database has them now, with what only this replica's
@@ -46,6 +58,18 @@ void mark_gone(self_ptr self) {
 /// heartbeats that arrived meanwhile left alone.
 void merge(self_ptr self, std::vector<worker_entry>& rows) {
   auto& st = self->state;
+  // Pruned from the table (gone for a day): gone from here too, unless
+  // heard from meanwhile.
+  std::set<std::string> stored;
+  for (const auto& row : rows)
+    stored.insert(row.report.name);
+  for (auto i = st.workers.begin(); i != st.workers.end();)
+    if (!stored.count(i->first) && !st.dirty.count(i->first) && i->second.status == "gone") {
+      st.heard.erase(i->first);
+      i = st.workers.erase(i);
+    } else {
+      ++i;
+    }
   for (auto& row : rows) {
     auto i = st.workers.find(row.report.name);
     if (i == st.workers.end()) {
@@ -109,8 +133,11 @@ worker_registry(worker_registry_actor::stateful_pointer<worker_registry_state> s
       // Every known worker goes along (for its interval); the store
       // writes the changed ones.
       std::vector<worker_entry> batch;
-      for (const auto& name : st.dirty)
-        batch.push_back(st.workers.at(name));
+      for (const auto& name : st.dirty) {
+        auto& e = st.workers.at(name);
+        batch.push_back(e);
+        e.enrolled = false; // its registration goes with this batch
+      }
       for (const auto& [name, e] : st.workers)
         if (!st.dirty.count(name)) {
           auto known = e;
@@ -131,8 +158,10 @@ worker_registry(worker_registry_actor::stateful_pointer<worker_registry_state> s
             s.writing = false;
             spdlog::warn("cannot write the worker registry: {}", message_of(err));
             for (const auto& e : sent) // written with the next batch
-              if (e.registered_at_ms != 0)
+              if (e.registered_at_ms != 0 && s.workers.count(e.report.name)) {
                 s.dirty.insert(e.report.name);
+                s.workers[e.report.name].enrolled |= e.enrolled;
+              }
           });
     },
   };

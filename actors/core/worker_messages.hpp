@@ -67,6 +67,9 @@ struct worker_entry {
   int64_t registered_at_ms = 0;
   int64_t last_seen_at_ms = 0;
   std::string status = "active"; // active, draining, gone
+  /// Registered (not only heartbeated) here since the last batch: its
+  /// registration time is written.
+  bool enrolled = false;
 };
 
 /// The worker's link to its control plane, for /worker/status.

@@ -1,6 +1,7 @@
 #include "actors/worker/control_plane_link.hpp"
 
 #include "actors/node/metrics.hpp"
+#include "protocols/common/host_port.hpp"
 #include "protocols/worker_api/compile.hpp"
 
 #include <caf/all.hpp>
@@ -20,8 +21,16 @@ constexpr auto request_timeout = 10s;
 /// How long the holder may take to build a snapshot's fleet.
 constexpr auto activation_timeout = 10s;
 
-control_plane_link_actor handle_of(self_ptr self) {
-  return caf::actor_cast<control_plane_link_actor>(self);
+/// A weak handle for callbacks on IO threads: a transport outliving the
+/// node must not keep its actor alive, nor reach a dead one.
+caf::weak_actor_ptr handle_of(self_ptr self) {
+  return caf::actor_cast<caf::weak_actor_ptr>(self->ctrl());
+}
+
+template <class... Ts>
+void post(const caf::weak_actor_ptr& link, Ts&&... xs) {
+  if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(link))
+    caf::anon_send(caf::actor_cast<control_plane_link_actor>(strong), std::forward<Ts>(xs)...);
 }
 
 http_fields auth_headers(const control_plane_link_state& st) {
@@ -54,9 +63,11 @@ worker_api::worker_report report(const control_plane_link_state& st, bool draini
 }
 
 /// Polls now if the bucket has a token, else when it will. An answer
-/// that brought a new revision takes no token: following a control plane
-/// that changes is the point; only answers that brought nothing new
-/// (a 304, the same revision, a rejected snapshot) are held to the rate.
+/// that brought a revision not seen lately takes no token: following a
+/// control plane that changes is the point. Answers that brought nothing
+/// new (a 304, the same revision, a rejected snapshot), or a revision the
+/// worker ran a moment ago (replicas that disagree, flapping), are held
+/// to the rate.
 void schedule_poll(self_ptr self, bool brought_news = false) {
   auto& st = self->state;
   if (brought_news)
@@ -67,12 +78,11 @@ void schedule_poll(self_ptr self, bool brought_news = false) {
     st.tokens = std::min(2.0, st.tokens + elapsed.count());
   }
   st.refilled = now;
-  if (st.tokens >= 1) {
-    st.tokens -= 1;
-    self->send(self, atom::poll::value);
-    return;
-  }
-  auto wait = std::chrono::duration<double>(1 - st.tokens);
+  // The token is taken now, also by a poll that waits for it to refill.
+  st.tokens -= 1;
+  if (st.tokens >= 0)
+    return self->send(self, atom::poll::value);
+  auto wait = std::chrono::duration<double>(-st.tokens);
   self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(wait), atom::poll::value);
 }
 
@@ -109,19 +119,32 @@ bool activate(self_ptr self, worker_api::received_snapshot snapshot, config_sour
       [self, revision, source, done](bool ok) {
         auto& s = self->state;
         if (!ok) {
+          if (s.pending == revision)
+            s.pending.clear();
           reject(self, "the snapshot's clusters and groups cannot be built (see the log)");
           return done(false);
         }
         spdlog::info("configuration revision {} from {} is active", revision, to_string(source));
+        if (!s.active.empty() && s.active != revision) {
+          s.recently_left.push_back(s.active);
+          if (s.recently_left.size() > 4)
+            s.recently_left.pop_front();
+        }
         s.active = revision;
         s.source = source;
+        if (s.pending == revision)
+          s.pending.clear();
         s.last_error.clear();
         done(true);
       },
-      [self, done](caf::error& err) {
+      [self, revision, done](caf::error& err) {
+        if (self->state.pending == revision)
+          self->state.pending.clear();
         reject(self, "the snapshot holder did not answer: " + message_of(err));
         done(false);
       });
+  // The holder takes activations in order: this one ends up active.
+  st.pending = revision;
   return true;
 }
 
@@ -136,15 +159,21 @@ bool on_snapshot(self_ptr self, const std::string& body) {
     return false;
   }
   auto revision = decoded.snapshot->encoded.revision;
-  if (revision == st.active) {
-    // The one running (copied from a peer, or a repeat): confirmed.
-    self->send(st.cfg->holder, atom::confirm::value, revision, wall_ms());
-    st.source = config_source::control_plane;
-    st.last_error.clear();
+  // What the worker will run once the activations under way are done.
+  const auto& upcoming = st.pending.empty() ? st.active : st.pending;
+  if (revision == upcoming) {
+    if (revision == st.active) { // the one running (copied from a peer, or a repeat)
+      self->send(st.cfg->holder, atom::confirm::value, revision, wall_ms());
+      st.source = config_source::control_plane;
+      st.last_error.clear();
+    }
     return false;
   }
+  bool returning = std::find(st.recently_left.begin(), st.recently_left.end(), revision)
+                   != st.recently_left.end();
   return activate(self, std::move(*decoded.snapshot), config_source::control_plane, wall_ms(),
-                  [](bool) {});
+                  [](bool) {})
+         && !returning;
 }
 
 void on_poll_answer(self_ptr self, const http_outcome& o) {
@@ -195,7 +224,7 @@ void poll(self_ptr self) {
     call.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(hold * 17 / 16 + 5s);
   }
   st.cfg->transport->send(std::move(call), [link = handle_of(self), generation](http_outcome o) {
-    caf::anon_send(link, atom::polled::value, generation, std::move(o));
+    post(link, atom::polled::value, generation, std::move(o));
   });
 }
 
@@ -208,6 +237,7 @@ void beat(self_ptr self) {
     return;
   }
   st.beating = true;
+  st.beat_says_draining = st.draining;
   http_call call;
   call.method = "POST";
   call.url = st.cfg->control_plane.url + (st.registered ? "/worker/heartbeat" : "/worker/register");
@@ -216,7 +246,7 @@ void beat(self_ptr self) {
   call.body = worker_api::encode(report(st, st.draining));
   call.timeout = request_timeout;
   st.cfg->transport->send(std::move(call), [link = handle_of(self)](http_outcome o) {
-    caf::anon_send(link, atom::beaten::value, std::move(o));
+    post(link, atom::beaten::value, std::move(o));
   });
 }
 
@@ -231,7 +261,7 @@ void on_beat_answer(self_ptr self, const http_outcome& o) {
   } else {
     spdlog::warn("heartbeat to the control plane failed: {}", describe(o));
   }
-  if (st.draining) {
+  if (st.beat_says_draining) { // not a beat still saying active
     for (auto& p : st.drain_waiters)
       p.deliver(atom::ok::value);
     st.drain_waiters.clear();
@@ -252,41 +282,39 @@ void on_beat_answer(self_ptr self, const http_outcome& o) {
 // Peer bootstrap: the copy of a running worker, when the control plane
 // stays away past afterSecs and there is no config at all.
 
-std::pair<std::string, std::string> host_and_port(const std::string& address) {
-  auto colon = address.rfind(':');
-  auto host = address.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  return {host, address.substr(colon + 1)};
+/// Whether the worker has, or is taking, a config of the control plane's:
+/// then no peer's copy may come after it.
+bool has_config(const control_plane_link_state& st) {
+  return !st.active.empty() || !st.pending.empty() || !st.downloaded.empty();
 }
 
 void try_peer(self_ptr self, size_t index) {
   auto& st = self->state;
-  if (!st.active.empty() || index >= st.peers.size()) {
+  if (has_config(st) || index >= st.peers.size()) {
     st.bootstrapping = false;
-    if (st.active.empty()) { // every peer failed: look again later
+    if (!has_config(st)) { // every peer failed: look again later
       const auto& pb = *st.cfg->control_plane.peer_bootstrap;
       self->delayed_send(self, std::max<caf::timespan>(pb.after, 5s), atom::bootstrap::value);
     }
     return;
   }
   const auto& pb = *st.cfg->control_plane.peer_bootstrap;
-  auto [host, port] = host_and_port(pb.address);
+  auto peers = split_host_port(pb.address, std::nullopt).value_or(host_port{});
   http_call call;
-  call.url = std::string{st.cfg->peer_tls ? "https://" : "http://"} + host + ":" + port
-             + "/worker/peer-config";
+  call.url = std::string{st.cfg->peer_tls ? "https://" : "http://"}
+             + join_host_port(peers.host, peers.port) + "/worker/peer-config";
   call.connect_address = st.peers[index];
   call.headers = auth_headers(st);
   call.timeout = request_timeout;
   st.cfg->transport->send(std::move(call), [link = handle_of(self), index](http_outcome o) {
-    caf::anon_send(link, atom::copied::value, index, std::move(o));
+    post(link, atom::copied::value, index, std::move(o));
   });
 }
 
 void on_peer_copy(self_ptr self, size_t index, const http_outcome& o) {
   auto& st = self->state;
   auto next = [self, index] { try_peer(self, index + 1); };
-  if (!st.active.empty())
+  if (has_config(st))
     return try_peer(self, st.peers.size()); // the control plane came first
   const auto& peer = st.peers[index];
   auto refuse = [&](std::string why) {
@@ -303,6 +331,9 @@ void on_peer_copy(self_ptr self, size_t index, const http_outcome& o) {
   auto confirmed = *decoded.snapshot->confirmed_at_ms;
   auto max_age = std::chrono::duration_cast<std::chrono::milliseconds>(
     st.cfg->control_plane.peer_bootstrap->max_age);
+  if (confirmed > wall_ms() + 60'000) // a clock ahead would defeat the age limit fleet-wide
+    return refuse("refused peer " + peer + "'s copy: confirmed in the future ("
+                  + std::to_string((confirmed - wall_ms()) / 1000) + " s ahead of this clock)");
   if (wall_ms() - confirmed > max_age.count())
     return refuse("refused peer " + peer + "'s copy: the control plane last confirmed it "
                   + std::to_string((wall_ms() - confirmed) / 1000)
@@ -367,14 +398,16 @@ control_plane_link(control_plane_link_actor::stateful_pointer<control_plane_link
     [self](atom::beaten, const http_outcome& o) { on_beat_answer(self, o); },
     [self](atom::bootstrap) {
       auto& s = self->state;
-      if (!s.active.empty() || s.bootstrapping)
+      if (has_config(s) || s.bootstrapping)
         return;
       s.bootstrapping = true;
-      auto host = host_and_port(s.cfg->control_plane.peer_bootstrap->address).first;
+      auto host = split_host_port(s.cfg->control_plane.peer_bootstrap->address, std::nullopt)
+                    .value_or(host_port{})
+                    .host;
       spdlog::info("no config after {} s: looking for a peer at {}",
                    s.cfg->control_plane.peer_bootstrap->after.count(), host);
       s.cfg->transport->resolve(host, [link = handle_of(self)](std::vector<std::string> ips) {
-        caf::anon_send(link, atom::resolved::value, std::move(ips));
+        post(link, atom::resolved::value, std::move(ips));
       });
     },
     [self](atom::resolved, std::vector<std::string>& ips) {

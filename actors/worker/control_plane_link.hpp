@@ -13,6 +13,7 @@
 
 #include <caf/typed_event_based_actor.hpp>
 
+#include <deque>
 #include <random>
 
 namespace qf {
@@ -43,6 +44,12 @@ struct control_plane_link_state {
   /// `since`, so that a rejected snapshot is not fetched again and again.
   std::string downloaded;
   std::string active;
+  /// The revision the holder is activating (the last one handed to it; it
+  /// takes them in order), "" when none is under way.
+  std::string pending;
+  /// Revisions active a moment ago: coming back to one is held to the
+  /// poll loop's rate.
+  std::deque<std::string> recently_left;
   config_source source = config_source::none;
   std::string last_error;
   int64_t last_sync_ms = 0;
@@ -58,6 +65,7 @@ struct control_plane_link_state {
   bool beating = false;
   bool beat_again = false;
   bool beat_timer = false;
+  bool beat_says_draining = false;
   /// Shutdown: heartbeats say draining; drain's callers hear of the first.
   bool draining = false;
   std::vector<caf::typed_response_promise<atom::ok>> drain_waiters;

@@ -52,6 +52,9 @@ public:
   /// Every address `host` resolves to (as text), in resolver order; empty
   /// when it resolves to none.
   virtual void resolve(std::string host, std::function<void(std::vector<std::string>)> done) = 0;
+
+  /// Ends its IO: calls under way never answer. Idempotent.
+  virtual void stop() = 0;
 };
 
 } // namespace qf

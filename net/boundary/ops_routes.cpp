@@ -22,13 +22,6 @@ http::response json_ok(std::string body) {
   return res;
 }
 
-void append_optional(std::string& out, const std::string& s) {
-  if (s.empty())
-    out += "null";
-  else
-    json_text::append_string(out, s);
-}
-
 void append_time(std::string& out, int64_t ms) {
   if (ms <= 0)
     out += "null";
@@ -107,11 +100,11 @@ private:
     out += ",\"version\":\"" QF_VERSION "\",\"ready\":";
     out += node.ready() ? "true" : "false";
     out += ",\"downloadedRevision\":";
-    append_optional(out, link.downloaded_revision);
+    append_string_or_null(out, link.downloaded_revision);
     out += ",\"activeRevision\":";
-    append_optional(out, held.revision);
+    append_string_or_null(out, held.revision);
     out += ",\"configSource\":";
-    append_optional(out, held.source == config_source::none ? std::string{}
+    append_string_or_null(out, held.source == config_source::none ? std::string{}
                                                             : std::string{to_string(held.source)});
     out += ",\"stale\":";
     out += held.stale ? "true" : "false";
@@ -120,7 +113,7 @@ private:
     out += ",\"lastSync\":";
     append_time(out, link.last_sync_ms);
     out += ",\"lastError\":";
-    append_optional(out, link.last_error);
+    append_string_or_null(out, link.last_error);
     out += ",\"consecutiveFailures\":" + std::to_string(link.consecutive_failures);
     out += ",\"controlPlane\":";
     json_text::append_string(out, link.control_plane_url);
@@ -128,7 +121,7 @@ private:
       out += ",\"peerBootstrap\":{\"address\":";
       json_text::append_string(out, pb->address);
       out += ",\"lastError\":";
-      append_optional(out, link.peer_error);
+      append_string_or_null(out, link.peer_error);
       out += '}';
     }
     out += ",\"coordination\":{\"mode\":";
@@ -149,7 +142,7 @@ private:
       redaction = api.history_redaction;
     }
     out += "},\"history\":{\"endpoint\":";
-    append_optional(out, endpoint.value_or(""));
+    append_string_or_null(out, endpoint.value_or(""));
     out += ",\"redaction\":";
     json_text::append_string(out, std::string{config::to_string(redaction)});
     out += ",\"spoolMaxRecords\":" + std::to_string(settings.history.spool_max_records);
@@ -162,19 +155,13 @@ private:
     if (!settings_.control_plane.peer_bootstrap)
       return respond(http::error_response(404, "peer copies are served with "
                                                "controlPlane.peerBootstrap set"));
-    if (!has_worker_secret(req, settings_.control_plane.shared_secret)) {
-      auto res = http::error_response(401, "peers present the fleet's shared secret");
-      res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"queryflux-workers\"");
-      return respond(std::move(res));
-    }
+    if (!has_worker_secret(req, settings_.control_plane.shared_secret))
+      return respond(bearer_required("peers present the fleet's shared secret"));
     ask(
       *node_->sys, node_->snapshot_holder, 5s,
       [respond](holder_status& held) {
-        if (!held.encoded) {
-          auto res = http::error_response(503, "no config to share yet");
-          res.headers.emplace_back("Retry-After", "1");
-          return respond(std::move(res));
-        }
+        if (!held.encoded)
+          return respond(retry_later(503, "no config to share yet"));
         http::response res;
         // A copy of a copy keeps the control plane's time: never fresher.
         res.body = worker_api::peer_body(*held.encoded, held.confirmed_at_ms);

@@ -19,15 +19,6 @@ using namespace std::chrono_literals;
 /// How long a worker may ask the control plane to hold a long poll.
 constexpr int64_t max_hold_secs = 300;
 
-bool is_revision(std::string_view r) {
-  if (r.size() != 7 + 64 || r.substr(0, 7) != "sha256:")
-    return false;
-  for (char c : r.substr(7))
-    if (!std::isdigit(static_cast<unsigned char>(c)) && (c < 'a' || c > 'f'))
-      return false;
-  return true;
-}
-
 http::response snapshot_response(const served_snapshot& s) {
   http::response res;
   res.shared_body = s.body;
@@ -37,10 +28,8 @@ http::response snapshot_response(const served_snapshot& s) {
 }
 
 http::response unavailable(const caf::error& err) {
-  auto res = http::error_response(code_of(err) == errc::not_configured ? 503 : 504,
-                                  code_of(err) ? message_of(err) : caf::to_string(err));
-  res.headers.emplace_back("Retry-After", "1");
-  return res;
+  return retry_later(code_of(err) == errc::not_configured ? 503 : 504,
+                     code_of(err) ? message_of(err) : caf::to_string(err));
 }
 
 void get_config(const std::shared_ptr<node_services>& node, http::respond_fn respond) {
@@ -54,7 +43,7 @@ void wait_for_config(const std::shared_ptr<node_services>& node, const http::req
                      http::respond_fn respond) {
   auto params = http::query_params(req.target);
   auto since = params["since"];
-  if (!since.empty() && !is_revision(since))
+  if (!since.empty() && !worker_api::is_revision(since))
     return respond(http::error_response(400, "since: expected a revision, sha256:<64 hex "
                                              "digits>, as /worker/config answers"));
   int64_t hold = 30;
@@ -98,12 +87,7 @@ void report(const std::shared_ptr<node_services>& node, const http::request& req
 
 void append_worker(std::string& out, const worker_entry& e, const std::string& current) {
   const auto& r = e.report;
-  auto optional = [&](const std::string& s) {
-    if (s.empty())
-      out += "null";
-    else
-      json_text::append_string(out, s);
-  };
+  auto optional = [&](const std::string& s) { append_string_or_null(out, s); };
   out += "{\"name\":";
   json_text::append_string(out, r.name);
   out += ",\"labels\":";
@@ -130,10 +114,32 @@ void append_worker(std::string& out, const worker_entry& e, const std::string& c
   json_text::append_string(out, iso_time(e.registered_at_ms));
   out += ",\"lastSeenAt\":";
   json_text::append_string(out, iso_time(e.last_seen_at_ms));
-  out += ",\"heartbeatIntervalSecs\":" + std::to_string(r.heartbeat_interval_secs) + "}";
+  // Known from heartbeats this replica heard (not stored in the table).
+  out += ",\"heartbeatIntervalSecs\":"
+         + (r.heartbeat_interval_secs > 0 ? std::to_string(r.heartbeat_interval_secs) : "null")
+         + "}";
 }
 
 } // namespace
+
+http::response bearer_required(std::string_view message) {
+  auto res = http::error_response(401, message);
+  res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"queryflux-workers\"");
+  return res;
+}
+
+http::response retry_later(int status, std::string_view message) {
+  auto res = http::error_response(status, message);
+  res.headers.emplace_back("Retry-After", "1");
+  return res;
+}
+
+void append_string_or_null(std::string& out, const std::string& s) {
+  if (s.empty())
+    out += "null";
+  else
+    json_text::append_string(out, s);
+}
 
 void append_labels(std::string& out, const std::map<std::string, std::string>& labels) {
   out += '{';
@@ -172,13 +178,9 @@ void serve_worker_api(const std::shared_ptr<node_services>& node, const config::
                       http::respond_fn respond) {
   if (!api.enabled || !node->config_store)
     return respond(http::error_response(404, "this node serves no workers (workerApi.enabled)"));
-  if (!has_worker_secret(req, api.shared_secret)) {
-    // The admin credentials are refused here as any other.
-    auto res = http::error_response(401, "the worker API takes workerApi.sharedSecret as a "
-                                         "bearer token");
-    res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"queryflux-workers\"");
-    return respond(std::move(res));
-  }
+  if (!has_worker_secret(req, api.shared_secret)) // the admin credentials too
+    return respond(bearer_required("the worker API takes workerApi.sharedSecret as a bearer "
+                                   "token"));
   const auto& m = req.method;
   auto path = seg.size() >= 2 ? seg[1] : std::string{};
   if (seg.size() == 2 && path == "config" && m == "GET")

@@ -24,6 +24,15 @@ void serve_worker_api(const std::shared_ptr<node_services>& node, const config::
 void serve_admin_workers(const std::shared_ptr<node_services>& node, const http::request& req,
                          const std::vector<std::string>& seg, http::respond_fn respond);
 
+/// 401 asking for the workers' bearer secret.
+http::response bearer_required(std::string_view message);
+
+/// A retryable 5xx: with Retry-After: 1.
+http::response retry_later(int status, std::string_view message);
+
+/// Appends s as a JSON string, or null when it is empty.
+void append_string_or_null(std::string& out, const std::string& s);
+
 /// Appends {"key":"value",...}.
 void append_labels(std::string& out, const std::map<std::string, std::string>& labels);
 

@@ -2,6 +2,7 @@
 
 #include "engines/http_client.hpp"
 #include "net/io/accept_loop.hpp"
+#include "protocols/common/host_port.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ssl.hpp>
@@ -76,7 +77,10 @@ private:
     // SNI, and the certificate must name the host the URL names (not the
     // address connected to: a peer found by address is still checked
     // against the service's name).
-    if (!SSL_set_tlsext_host_name(s.native_handle(), url_.host.c_str()))
+    boost::system::error_code not_ip;
+    asio::ip::make_address(url_.host, not_ip);
+    // SNI names hosts, never addresses (RFC 6066).
+    if (not_ip && !SSL_set_tlsext_host_name(s.native_handle(), url_.host.c_str()))
       return fail("TLS: cannot set the server name", {});
     s.set_verify_mode(ssl::verify_peer);
     s.set_verify_callback(ssl::host_name_verification(url_.host));
@@ -143,7 +147,7 @@ private:
   }
 
   std::string authority() const {
-    return url_.host + ":" + std::to_string(url_.port);
+    return join_host_port(url_.host, url_.port);
   }
 
   beast::tcp_stream& lowest() {

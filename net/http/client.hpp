@@ -25,7 +25,7 @@ public:
   void resolve(std::string host, std::function<void(std::vector<std::string>)> done) override;
 
   /// Ends the IO thread; calls under way never answer. Idempotent.
-  void stop();
+  void stop() override;
 
 private:
   struct impl;

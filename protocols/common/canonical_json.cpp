@@ -107,12 +107,21 @@ bool append(std::string& out, const nlohmann::json& v) {
     case t::boolean:
       out += v.get<bool>() ? "true" : "false";
       return true;
-    case t::number_integer:
-      out += std::to_string(v.get<int64_t>());
+    // JCS writes every number as an IEEE 754 double: integers beyond 2^53
+    // as the double they round to, as JSON.stringify would.
+    case t::number_integer: {
+      auto i = v.get<int64_t>();
+      constexpr int64_t exact = int64_t{1} << 53;
+      out += i > -exact && i < exact ? std::to_string(i)
+                                     : ecmascript_number(static_cast<double>(i));
       return true;
-    case t::number_unsigned:
-      out += std::to_string(v.get<uint64_t>());
+    }
+    case t::number_unsigned: {
+      auto u = v.get<uint64_t>();
+      out += u < (uint64_t{1} << 53) ? std::to_string(u)
+                                     : ecmascript_number(static_cast<double>(u));
       return true;
+    }
     case t::number_float: {
       auto x = v.get<double>();
       if (!std::isfinite(x))

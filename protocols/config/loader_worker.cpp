@@ -2,6 +2,7 @@
 // to its control plane, and what a worker config may not hold.
 #include "protocols/config/loader_sections.hpp"
 
+#include "protocols/common/host_port.hpp"
 #include "protocols/worker_api/worker_report.hpp"
 
 namespace qf::config::detail {
@@ -44,11 +45,10 @@ void read_peer_bootstrap(walker& w, const YAML::Node& n, const std::string& path
     return;
   w.check_keys(n, path, {"address", "afterSecs", "maxAgeSecs"});
   w.read(n, path, "address", out.address);
-  auto colon = out.address.rfind(':');
   if (out.address.empty())
     w.report(path + ".address", "missing: host:port of the workers' ops port");
-  else if (colon == std::string::npos || colon == 0 || colon + 1 == out.address.size())
-    w.report(path + ".address", "expected host:port");
+  else if (!split_host_port(out.address, std::nullopt))
+    w.report(path + ".address", "expected host:port (an IPv6 address in brackets)");
   read_seconds_between(w, n, path, "afterSecs", out.after, 0, 86'400);
   read_seconds_between(w, n, path, "maxAgeSecs", out.max_age, 1, 365u * 86'400);
 }
@@ -86,7 +86,8 @@ void read_control_plane(walker& w, const YAML::Node& n, const std::string& path,
     if (out.shared_secret.empty())
       w.report(ap + ".sharedSecret", "missing: the control plane's workerApi.sharedSecret");
   }
-  read_seconds_between(w, n, path, "pollTimeoutSecs", out.poll_timeout, 1, 3600);
+  // A control plane holds a long poll for at most 300 s.
+  read_seconds_between(w, n, path, "pollTimeoutSecs", out.poll_timeout, 1, 300);
   read_seconds_between(w, n, path, "heartbeatIntervalSecs", out.heartbeat_interval, 1, 3600);
   if (auto t = n["tls"]; t && !t.IsNull() && w.expect_map(t, path + ".tls")) {
     w.check_keys(t, path + ".tls", {"caFile"});

@@ -24,15 +24,6 @@ std::string revision_of(std::string_view canonical_payload) {
   return "sha256:" + sha256_hex(canonical_payload);
 }
 
-bool is_revision(const std::string& r) {
-  if (r.size() != 7 + 64 || r.rfind("sha256:", 0) != 0)
-    return false;
-  for (size_t i = 7; i < r.size(); ++i)
-    if (!std::isxdigit(static_cast<unsigned char>(r[i])) || std::isupper(static_cast<unsigned char>(r[i])))
-      return false;
-  return true;
-}
-
 /// The snapshot's sections back into a fleet and policy; "" or an error.
 std::string read_content(const json& s, snapshot_content& out) {
   auto objects_of = [](const json& j) {
@@ -101,6 +92,15 @@ std::string read_content(const json& s, snapshot_content& out) {
 }
 
 } // namespace
+
+bool is_revision(std::string_view r) {
+  if (r.size() != 7 + 64 || r.substr(0, 7) != "sha256:")
+    return false;
+  for (char c : r.substr(7))
+    if (!std::isdigit(static_cast<unsigned char>(c)) && (c < 'a' || c > 'f'))
+      return false;
+  return true;
+}
 
 snapshot_policy policy_of(const config::gateway_config& cfg) {
   snapshot_policy p;

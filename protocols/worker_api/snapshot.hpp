@@ -53,6 +53,9 @@ struct encoded_snapshot {
   std::string payload;
 };
 
+/// True for "sha256:" and 64 lower-case hex digits.
+bool is_revision(std::string_view r);
+
 /// The policy a config hands its workers.
 snapshot_policy policy_of(const config::gateway_config& cfg);
 

@@ -148,7 +148,8 @@ test('before its first snapshot a worker turns queries away retryably, then serv
   const cp = await startNode(controlPlaneConfig({ ...cpPorts, role: 'standalone' }));
   t.after(() => cp.kill());
   const rev = await servedRevision(cp);
-  await waitForRevision(w, rev, { timeoutMs: 40000, ready: true });
+  // its next try comes after a backoff of up to a minute
+  await waitForRevision(w, rev, { timeoutMs: 150000, ready: true });
   assert.equal((await request(`${w.adminUrl}/readyz`)).status, 200);
   await answersEverywhere(w, p, 42);
   const after = await w.status();
@@ -163,7 +164,9 @@ test('before its first snapshot a worker turns queries away retryably, then serv
 
 test('a worker never needs PostgreSQL: with the control plane\'s database down, workers old and new serve its last snapshot', async (t) => {
   const server = ownPostgres(t, 27290);
-  const cp = await startNode(controlPlaneConfig({ trino: 27200, admin: 27201, persistence: { type: 'postgres', url: server.url } }));
+  const cpConfig = controlPlaneConfig({ trino: 27200, admin: 27201, persistence: { type: 'postgres', url: server.url } });
+  cpConfig.queryflux.configReloadIntervalSecs = 1; // it keeps trying to read the fleet
+  const cp = await startNode(cpConfig);
   t.after(() => cp.kill());
   const rev = await servedRevision(cp);
   const p1 = { ops: 27210, trino: 27211, pg: 27212, my: 27213 };
@@ -180,6 +183,12 @@ test('a worker never needs PostgreSQL: with the control plane\'s database down, 
   assert.equal((await request(`${w1.adminUrl}/worker/peer-config`)).status, 401);
 
   server.stop();
+  // The control plane's reads of the fleet fail now, counted; its last
+  // good snapshot is what it serves from here on.
+  const failures = async () => metricValue(parseMetrics(await (await fetch(`${cp.adminUrl}/metrics`)).text()),
+    'queryflux_config_reload_failures_total', { stage: 'reload' });
+  const before = await failures();
+  await waitFor(async () => (await failures()) > before, { timeoutMs: 30000, what: 'a failed read of the fleet, counted' });
   await answersEverywhere(w1, p1, 42);
 
   const p2 = { ops: 27220, trino: 27221, pg: 27222, my: 27223 };

@@ -32,12 +32,13 @@ TEST_F(fleet_test, workers_serve_their_last_config_while_the_control_plane_resta
 
   f.start_control_plane(); // the same database: the same config, the same revision
   EXPECT_EQ(f.served_revision(), first);
+  // Each worker comes back at its next try: up to a backoff (a minute).
   ASSERT_TRUE(eventually([&] {
     for (size_t i = 0; i < f.size(); ++i)
       if (f.status(i).value("consecutiveFailures", -1) != 0)
         return false;
     return true;
-  }));
+  }, 150s));
   ASSERT_EQ(f.admin("PUT", "/admin/config/clusters/lite", lite_with(2)).status, 200);
   auto second = f.served_revision();
   ASSERT_TRUE(eventually([&] { return all_run(f, second); }));
@@ -60,7 +61,7 @@ TEST_F(fleet_test, a_cut_link_keeps_one_worker_on_its_config_and_the_others_foll
   EXPECT_EQ(active(f, 0), first);
   EXPECT_EQ(trino_query(f.worker(0).trino_port(), "SELECT v FROM t"), nlohmann::json::parse("[[1]]"));
   f.link(0).restore();
-  ASSERT_TRUE(eventually([&] { return active(f, 0) == second; }));
+  ASSERT_TRUE(eventually([&] { return active(f, 0) == second; }, 150s));
   EXPECT_TRUE(eventually([&] {
     return trino_query(f.worker(0).trino_port(), "SELECT v FROM t") == nlohmann::json::parse("[[5]]");
   }));

@@ -33,6 +33,10 @@ public:
     real_.resolve(std::move(host), std::move(done));
   }
 
+  void stop() override {
+    real_.stop();
+  }
+
 private:
   std::string name_;
   std::vector<std::string> addresses_;
@@ -41,7 +45,7 @@ private:
 
 /// A port free on both addresses: the peers share it, as pods do.
 uint16_t shared_port(const std::string& a, const std::string& b) {
-  for (uint16_t p = 27500; p < 27600; ++p) {
+  for (uint16_t p = 28500; p < 28600; ++p) {
     int fa = ::socket(AF_INET, SOCK_STREAM, 0);
     int fb = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in sa{}, sb{};
@@ -103,7 +107,9 @@ TEST_F(fleet_test, a_worker_starting_without_its_control_plane_copies_a_peer_unt
   }));
 
   f.start_control_plane();
-  ASSERT_TRUE(eventually([&] { return !f.status(1).value("stale", true); })) << f.status(1).dump();
+  // At the newcomer's next try: up to a backoff (a minute).
+  ASSERT_TRUE(eventually([&] { return !f.status(1).value("stale", true); }, 150s))
+    << f.status(1).dump();
   auto now = f.status(1);
   EXPECT_EQ(now["configSource"], "controlPlane");
   EXPECT_EQ(now["activeRevision"], revision); // unchanged: confirmed, not fetched anew

@@ -113,6 +113,14 @@ TEST_F(fleet_test, a_snapshot_that_cannot_be_trusted_or_compiled_leaves_the_old_
     for (auto i = tampered; i < seen.size(); ++i)
       fetches += seen[i].find("/worker/config") != std::string::npos;
     EXPECT_LE(fetches, 2u) << "requests after the rejected snapshot: " << seen.size() - tampered;
+    // As the worker sent it (before the proxy's rewrite): it waits for a
+    // revision other than the one it was sent, whatever that was.
+    auto expected = "since=" + (claimed_revision.empty() ? good : claimed_revision);
+    std::string last_poll;
+    for (auto i = tampered + 1; i < seen.size(); ++i)
+      if (seen[i].find("/worker/config/wait?") != std::string::npos)
+        last_poll = seen[i];
+    EXPECT_NE(last_poll.find(expected), std::string::npos) << last_poll;
     EXPECT_EQ(activation_failures(f, 0), failures);
     // The control plane "rolls back": the worker confirms what it runs.
     f.link(0).clear_tamper();

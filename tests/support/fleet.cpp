@@ -3,6 +3,11 @@
 #include "protocols/config/loader.hpp"
 
 #include <cstdio>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -35,6 +40,26 @@ std::string indent(const std::string& text, const std::string& prefix) {
     at = eol + 1;
   }
   return out;
+}
+
+/// A port free on 127.0.0.1 below the ephemeral range, so that no proxy
+/// (on port 0) takes it while a control plane restarts.
+uint16_t free_port() {
+  static uint16_t next = 28000 + static_cast<uint16_t>(::getpid() % 200);
+  for (int tries = 0; tries < 500; ++tries) {
+    auto port = next;
+    next = next >= 28499 ? 28000 : next + 1;
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    if (free)
+      return port;
+  }
+  throw std::runtime_error("no free port in 28000-28499");
 }
 
 } // namespace
@@ -125,6 +150,8 @@ void fleet::start_control_plane() {
   if (!served)
     throw std::runtime_error("the stored fleet cannot be served");
   served->config.queryflux.trino_http.port = 0;
+  if (cp_port_ == 0)
+    cp_port_ = free_port();
   served->config.queryflux.admin.port = cp_port_;
   server_options opts;
   opts.address = "127.0.0.1";

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 
 namespace qf::test_support {
@@ -97,14 +98,8 @@ link_proxy::~link_proxy() {
   ::shutdown(listener_, SHUT_RDWR);
   ::close(listener_);
   acceptor_.join();
-  std::vector<std::thread> exchanges;
-  {
-    std::lock_guard guard{mtx_};
-    exchanges.swap(exchanges_);
-  }
-  for (auto& t : exchanges) // each takes the mutex to finish
-    if (t.joinable())
-      t.join();
+  std::unique_lock guard{mtx_};
+  all_done_.wait(guard, [this] { return exchanges_ == 0; });
 }
 
 void link_proxy::cut() {
@@ -140,6 +135,7 @@ void link_proxy::accept_loop() {
     if (client < 0) {
       if (stopping_)
         return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10)); // out of descriptors
       continue;
     }
     if (cut_) { // turned away, as a partitioned network would
@@ -148,7 +144,8 @@ void link_proxy::accept_loop() {
     }
     std::lock_guard guard{mtx_};
     open_.insert(client);
-    exchanges_.emplace_back([this, client] { serve(client); });
+    ++exchanges_;
+    std::thread([this, client] { serve(client); }).detach();
   }
 }
 
@@ -161,6 +158,9 @@ void link_proxy::serve(int client) {
     ::close(client);
     if (upstream >= 0)
       ::close(upstream);
+    // Nothing of this object is touched after the count drops.
+    if (--exchanges_ == 0)
+      all_done_.notify_all();
   };
   std::string request;
   if (!read_request(client, request) || cut_)

@@ -3,10 +3,12 @@
 // away) until restore(), and tamper_with() rewrites the control plane's
 // answers to matching requests (and those requests' targets), as a broken
 // or future control plane would send them. One exchange per connection
-// (workers send Connection: close), each on a thread of its own.
+// (workers send Connection: close), each on a thread of its own that ends
+// with it.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <utility>
 #include <cstdint>
 #include <functional>
@@ -71,7 +73,9 @@ private:
   std::string tamper_prefix_;
   std::optional<tamper> tamper_;
   std::thread acceptor_;
-  std::vector<std::thread> exchanges_;
+  /// Exchanges under way, each on a detached thread of its own.
+  size_t exchanges_ = 0;
+  std::condition_variable all_done_;
 };
 
 } // namespace qf::test_support

@@ -72,6 +72,13 @@ TEST(canonical_json, equal_values_give_equal_bytes_whatever_their_spelling) {
   EXPECT_EQ(canonical(a).value(), R"({"a":null,"b":[1,{"x":"A","y":2}]})");
 }
 
+TEST(canonical_json, integers_beyond_two_to_the_53_print_as_the_double_they_round_to) {
+  EXPECT_EQ(canonical(nlohmann::json::parse("[9007199254740991, 9007199254740993, "
+                                            "-9007199254740993, 18446744073709551615]"))
+              .value(),
+            "[9007199254740991,9007199254740992,-9007199254740992,18446744073709552000]");
+}
+
 TEST(canonical_json, text_that_is_not_utf8_cannot_be_canonical) {
   nlohmann::json v = {{"k", std::string{"\xc3\x28"}}};
   EXPECT_FALSE(canonical(v));

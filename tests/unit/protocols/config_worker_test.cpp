@@ -178,6 +178,7 @@ queryflux:
     url: "ftp://cp"
     auth: { mode: mtls }
     pollTimeoutSecs: 0
+    heartbeatIntervalSecs: 3601
     peerBootstrap: { address: nohost }
   coordination: { mode: global, onUnavailable: hope }
   history: { endpoint: "file:///tmp", spoolMaxRecords: 0 }
@@ -189,7 +190,9 @@ queryflux:
          "queryflux.controlPlane.auth.sharedSecret: missing: the control plane's "
          "workerApi.sharedSecret",
          "queryflux.controlPlane.pollTimeoutSecs: must be at least 1",
-         "queryflux.controlPlane.peerBootstrap.address: expected host:port",
+         "queryflux.controlPlane.heartbeatIntervalSecs: expected a whole number from 0 to 3600",
+         "queryflux.controlPlane.peerBootstrap.address: expected host:port (an IPv6 address in "
+         "brackets)",
          "queryflux.coordination.mode: expected controlPlane or local",
          "queryflux.coordination.onUnavailable: expected failClosed or localLimits",
          "queryflux.history.endpoint: expected an http:// or https:// URL, or null",
