@@ -181,7 +181,7 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
   actors_.push_back(svc.config_writer);
   // Changes through any replica reach this one (and its workers) now,
   // not at the next reload.
-  if (stored && q.worker_api.enabled)
+  if (stored)
     actors_.push_back(sys.spawn<caf::detached>(revision_listener, q.persistence.url,
                                                svc.config_writer));
 }

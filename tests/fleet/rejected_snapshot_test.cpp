@@ -114,12 +114,18 @@ TEST_F(fleet_test, a_snapshot_that_cannot_be_trusted_or_compiled_leaves_the_old_
       fetches += seen[i].find("/worker/config") != std::string::npos;
     EXPECT_LE(fetches, 2u) << "requests after the rejected snapshot: " << seen.size() - tampered;
     // As the worker sent it (before the proxy's rewrite): it waits for a
-    // revision other than the one it was sent, whatever that was.
+    // revision other than the one it was sent, whatever that was. The
+    // heartbeat that told the control plane goes at once; the poll waits
+    // for its token, so it may not have gone yet.
     auto expected = "since=" + (claimed_revision.empty() ? good : claimed_revision);
     std::string last_poll;
-    for (auto i = tampered + 1; i < seen.size(); ++i)
-      if (seen[i].find("/worker/config/wait?") != std::string::npos)
-        last_poll = seen[i];
+    EXPECT_TRUE(eventually([&] {
+      auto now_seen = f.link(0).requests();
+      for (auto i = tampered + 1; i < now_seen.size(); ++i)
+        if (now_seen[i].find("/worker/config/wait?") != std::string::npos)
+          last_poll = now_seen[i];
+      return !last_poll.empty();
+    }));
     EXPECT_NE(last_poll.find(expected), std::string::npos) << last_poll;
     EXPECT_EQ(activation_failures(f, 0), failures);
     // The control plane "rolls back": the worker confirms what it runs.
