@@ -116,7 +116,7 @@ server::server(startup::served_config served, server_options opts)
     worker = worker_identity{worker_name_of(q), worker_labels_of(q), m.transport};
   }
   m.gateway = std::make_unique<node>(*m.sys, m.cfg, std::move(served.fleet),
-                                     std::move(served.file_text), std::move(worker));
+                                     std::move(served.file_text), std::move(worker), opts.node);
   auto svc = m.gateway->services();
   m.web = std::make_unique<http::service>();
   m.wire = std::make_unique<wire::service>(wire_threads(q));
@@ -200,6 +200,7 @@ void server::drain() {
   }
   m.web->stop_accepting();
   m.web->finish_answers(std::chrono::seconds(2)); // the last pages, served but not yet sent
+  m.gateway->release_capacity(std::chrono::seconds(2));
 }
 
 void server::stop() {

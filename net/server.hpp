@@ -22,6 +22,7 @@ struct server_options {
   unsigned http_threads = 2;
   /// A worker's way to its control plane and peers; null: net/http/client.
   std::shared_ptr<http_transport> worker_transport;
+  node_options node;
 };
 
 class server {

@@ -66,6 +66,47 @@ using registry_store_actor = caf::typed_actor<
   // replica's) is older than three of their intervals, returns every row.
   caf::replies_to<atom::put, std::vector<worker_entry>>::with<std::vector<worker_entry>>>;
 
+/// The LEASE TABLE (control plane): the fleet's slots on each cluster,
+/// counted per worker, drawn from the same counters the control plane's
+/// own queries take theirs from; a worker's leases expire when it stops
+/// renewing them.
+using lease_table_actor = caf::typed_actor<
+  // Slots for a worker (partial grants; a call that gets none may wait
+  // for up to its waitMs); errc::unknown_session, bad_lease,
+  // stale_lease_call.
+  caf::replies_to<atom::acquire, worker_api::lease_call>::with<worker_api::acquire_answer>,
+  // Slots back; errc::bad_lease when it gives back more than it holds
+  // (then nothing changes).
+  caf::replies_to<atom::release, worker_api::lease_call>::with<atom::ok>,
+  // What the worker holds, all of it: renews the leases (answers their
+  // TTL in seconds) and, for a worker the table does not know (after a
+  // restart or an outage), takes them as they are.
+  caf::replies_to<atom::renew, worker_api::lease_call>::with<uint32_t>,
+  // Who holds what.
+  caf::replies_to<atom::get>::with<std::vector<lease_holder_view>>,
+  // INTERNAL: expires unrenewed leases; retries waiting acquires.
+  caf::reacts_to<atom::sweep>,
+  caf::reacts_to<atom::tick>>;
+
+/// CAPACITY (worker, coordination.mode: controlPlane): leases the slots
+/// its queries need from the control plane, one call at a time carrying
+/// every cluster's demand, and gives back what it no longer needs.
+using capacity_actor = caf::typed_actor<
+  // A cluster's demand changed (a query found no granted slot, or one
+  // finished).
+  caf::reacts_to<atom::want>,
+  // What /worker/status shows.
+  caf::replies_to<atom::get>::with<capacity_status>,
+  // Shutdown: gives back every lease (answers once the control plane
+  // heard, or could not be reached).
+  caf::replies_to<atom::drain>::with<atom::ok>,
+  // INTERNAL: time to look at the demand (true: the renewal timer).
+  caf::reacts_to<atom::tick, bool>,
+  // INTERNAL: the answer to the call of sequence number n; the call
+  // under way goes again (after a backoff).
+  caf::reacts_to<atom::leased, uint64_t, http_outcome>,
+  caf::reacts_to<atom::renew>>;
+
 /// The CONTROL PLANE LINK (worker): long-polls for snapshots, verifies and
 /// activates them, heartbeats, backs off, and bootstraps from a peer.
 using control_plane_link_actor = caf::typed_actor<

@@ -62,6 +62,11 @@ using bootstrap = caf::atom_constant<caf::atom("bootstrap")>;
 using resolved = caf::atom_constant<caf::atom("resolved")>;
 using copied = caf::atom_constant<caf::atom("copied")>;
 using changed = caf::atom_constant<caf::atom("changed")>;
+// Shared capacity.
+using want = caf::atom_constant<caf::atom("want")>;
+using renew = caf::atom_constant<caf::atom("renew")>;
+using leased = caf::atom_constant<caf::atom("leased")>;
+using sweep = caf::atom_constant<caf::atom("sweep")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".
@@ -79,6 +84,16 @@ enum class errc : uint8_t {
   not_configured,
   unknown_worker,
   storage_error,
+  /// A lease call from a worker whose leases the control plane does not
+  /// know (it restarted, or they expired): the worker renews first.
+  unknown_session,
+  /// A lease call that names a cluster or group the config does not
+  /// have: nothing changed.
+  bad_lease,
+  /// A release of more slots than the worker holds: nothing changed.
+  lease_not_held,
+  /// A lease call older than the last one applied.
+  stale_lease_call,
 };
 
 caf::error make_error(errc code, std::string message);

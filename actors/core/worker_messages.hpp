@@ -4,12 +4,14 @@
 // rest of messages.hpp.
 #pragma once
 
+#include "protocols/worker_api/lease_call.hpp"
 #include "protocols/worker_api/snapshot.hpp"
 #include "protocols/worker_api/worker_report.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,6 +85,27 @@ struct link_status {
   std::string peer_error;
 };
 
+/// What one worker holds of the fleet's slots, as the lease table knows.
+struct lease_holder_view {
+  std::string worker;
+  std::string incarnation;
+  std::map<std::string, uint32_t> held; // by cluster
+  /// Until the leases expire unless renewed (ms from now).
+  int64_t expires_in_ms = 0;
+};
+
+/// The capacity actor's view, for /worker/status.
+struct capacity_status {
+  std::string mode;            // controlPlane or local
+  std::string on_unavailable;  // failClosed or localLimits
+  /// connected, degraded (localLimits: own limits only) or closed
+  /// (failClosed: leases expired, new queries wait).
+  std::string state;
+  std::map<std::string, uint32_t> held; // by cluster
+  uint64_t failures = 0;
+  std::string last_error;
+};
+
 } // namespace qf
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::fleet_update)
@@ -93,5 +116,10 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::holder_status)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_entry)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<qf::worker_entry>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::link_status)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::lease_call)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::acquire_answer)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::lease_holder_view)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<qf::lease_holder_view>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::capacity_status)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::snapshot_content)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::worker_report)

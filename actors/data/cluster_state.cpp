@@ -28,11 +28,21 @@ std::string_view to_string(health h) {
 }
 
 bool cluster_state::try_acquire() {
-  auto current = running_->load();
-  while (current < limit)
-    if (running_->compare_exchange_weak(current, current + 1))
+  switch (running_->try_take(limit)) {
+    case slot_counter::outcome::taken:
       return true;
+    case slot_counter::outcome::needs_grant:
+      signal_capacity();
+      return false;
+    case slot_counter::outcome::full:
+      return false;
+  }
   return false;
+}
+
+void cluster_state::signal_capacity() {
+  if (capacity && !signalled_.exchange(true))
+    caf::anon_send(capacity, atom::want::value);
 }
 
 namespace {
@@ -63,7 +73,9 @@ std::shared_ptr<void> cluster_state::try_pin() {
 }
 
 void cluster_state::release() {
-  running_->fetch_sub(1);
+  running_->give(1);
+  if (capacity) // a slot it may give back to the fleet
+    signal_capacity();
   notify_groups(true);
 }
 

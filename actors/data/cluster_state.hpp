@@ -4,6 +4,7 @@
 #pragma once
 
 #include "actors/core/messages.hpp"
+#include "actors/data/slot_counter.hpp"
 
 #include <caf/actor.hpp>
 
@@ -25,11 +26,12 @@ enum class health { pending, healthy, unhealthy, unknown };
 std::string_view to_string(health h);
 
 struct cluster_state {
-  /// `in_flight` is the running counter of the cluster this one replaces
-  /// (an admin update): its queries still count against the limit.
+  /// `in_flight` is the slot counter of the cluster this one replaces
+  /// (an admin update): its queries still count against the limit, and
+  /// its grant stays.
   cluster_state(std::string name_, std::string engine_type_, uint32_t limit_,
                 bool enabled_, uint32_t pool_size_ = 0,
-                std::shared_ptr<std::atomic<uint32_t>> in_flight = nullptr)
+                std::shared_ptr<slot_counter> in_flight = nullptr)
     : name(std::move(name_)),
       engine_type(std::move(engine_type_)),
       limit(limit_),
@@ -37,7 +39,7 @@ struct cluster_state {
       enabled(enabled_),
       status(enabled_ ? health::pending : health::unknown),
       running_(in_flight ? std::move(in_flight)
-                         : std::make_shared<std::atomic<uint32_t>>(0)) {
+                         : std::make_shared<slot_counter>()) {
     // nop
   }
 
@@ -61,12 +63,18 @@ struct cluster_state {
 
   /// Queries holding a slot, shared with an updated successor.
   uint32_t running() const {
-    return running_->load();
+    return running_->running();
   }
 
-  const std::shared_ptr<std::atomic<uint32_t>>& running_counter() const {
+  /// The slots and the node's grant, shared with an updated successor.
+  const std::shared_ptr<slot_counter>& running_counter() const {
     return running_;
   }
+
+  /// On a worker sharing its limits (coordination.mode: controlPlane): its
+  /// capacity actor, told when a query finds no granted slot or gives one
+  /// back (set once, before sharing).
+  caf::actor capacity;
 
   /// The cluster actor: lends connections, runs health checks.
   caf::actor actor;
@@ -105,8 +113,18 @@ struct cluster_state {
   /// Queries waiting in the groups this cluster is a member of.
   uint32_t queued() const;
 
-  /// Takes a slot if one is free. Safe against concurrent groups.
+  /// Takes a slot if one is free (and granted, on a worker sharing its
+  /// limits). Safe against concurrent groups.
   bool try_acquire();
+
+  /// Tells the capacity actor that the demand changed (once until it has
+  /// looked: a burst of queries sends one message).
+  void signal_capacity();
+
+  /// The capacity actor looks at this cluster now: later changes signal.
+  void capacity_looked() {
+    signalled_.store(false);
+  }
 
   /// maxPinnedSessions (set once, before sharing).
   uint32_t max_pinned = 50;
@@ -144,7 +162,8 @@ struct cluster_state {
   void retire_lanes();
 
 private:
-  std::shared_ptr<std::atomic<uint32_t>> running_;
+  std::shared_ptr<slot_counter> running_;
+  std::atomic<bool> signalled_{false};
   std::shared_ptr<std::atomic<uint32_t>> pinned_ = std::make_shared<std::atomic<uint32_t>>(0);
   std::atomic<std::shared_ptr<const group_links>> groups_;
   std::mutex pool_mtx_;

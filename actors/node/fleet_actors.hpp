@@ -19,6 +19,9 @@ struct fleet_context {
   std::shared_ptr<metrics> stats;
   /// Counts the first checks of the clusters built at start only.
   std::shared_ptr<first_health_round> first_round;
+  /// A worker sharing capacity: its capacity actor, which its clusters
+  /// ask for slots (none elsewhere: slots are not leased).
+  caf::actor capacity;
 };
 
 /// The next active config for cfg (with `fleet`, its stored form), built on

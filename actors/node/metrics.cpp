@@ -143,6 +143,19 @@ struct metrics::impl {
         .Help("Workers' long polls for a new config parked on this control plane.")
         .Register(*registry)
         .Add({});
+
+  // Shared capacity.
+  prometheus::Family<prometheus::Counter>& lease_denied
+    = prometheus::BuildCounter()
+        .Name("queryflux_capacity_lease_denied_total")
+        .Help("Times a worker had room under its own limit but the fleet's shared limit was "
+              "full.")
+        .Register(*registry);
+  prometheus::Family<prometheus::Counter>& coordination_failures
+    = prometheus::BuildCounter()
+        .Name("queryflux_coordination_failures_total")
+        .Help("Lease calls to the control plane that got no usable answer, by operation.")
+        .Register(*registry);
 };
 
 metrics::metrics() : impl_(std::make_unique<impl>()) {
@@ -286,6 +299,19 @@ void metrics::config_reload_failed(const std::string& stage) {
 
 void metrics::expose_reload_stage(const std::string& stage) {
   impl_->reload_failures.Add({{"stage", stage}});
+}
+
+void metrics::lease_denied(const std::string& cluster_group) {
+  impl_->lease_denied.Add({{"cluster_group", cluster_group}}).Increment();
+}
+
+void metrics::coordination_failed(const std::string& operation) {
+  impl_->coordination_failures.Add({{"operation", operation}}).Increment();
+}
+
+void metrics::expose_coordination() {
+  for (const char* op : {"acquire", "release", "renew"})
+    impl_->coordination_failures.Add({{"operation", op}});
 }
 
 void metrics::worker_config_stale(bool stale) {

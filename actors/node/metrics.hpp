@@ -71,6 +71,14 @@ public:
   /// queryflux_worker_config_long_polls.
   void workers_waiting(size_t long_polls);
 
+  /// queryflux_capacity_lease_denied_total{cluster_group}.
+  void lease_denied(const std::string& cluster_group);
+
+  /// queryflux_coordination_failures_total{operation}; expose_ shows the
+  /// operations at 0 before their first failure.
+  void coordination_failed(const std::string& operation);
+  void expose_coordination();
+
   /// queryflux_history_records_written_total, _write_failures_total,
   /// _records_dropped_total and queryflux_history_queue_depth.
   void history_written(size_t records);

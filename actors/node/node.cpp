@@ -4,8 +4,10 @@
 #include "actors/control/config_store.hpp"
 #include "actors/control/config_writer.hpp"
 #include "actors/control/history_store.hpp"
+#include "actors/control/lease_table.hpp"
 #include "actors/control/revision_listener.hpp"
 #include "actors/control/worker_registry.hpp"
+#include "actors/worker/capacity.hpp"
 #include "actors/worker/control_plane_link.hpp"
 #include "actors/data/query_reaper.hpp"
 #include "actors/node/snapshot_holder.hpp"
@@ -87,7 +89,8 @@ std::string random_hex(size_t bytes) {
 } // namespace
 
 node::node(caf::actor_system& sys, const config::gateway_config& cfg,
-           config::fleet fleet, std::string config_text, std::optional<worker_identity> worker)
+           config::fleet fleet, std::string config_text, std::optional<worker_identity> worker,
+           node_options options)
   : services_(std::make_shared<node_services>()) {
   auto& svc = *services_;
   const auto& q = cfg.queryflux;
@@ -130,10 +133,33 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
     }
     svc.worker_registry = sys.spawn(worker_registry, registry_db);
     actors_.push_back(caf::actor_cast<caf::actor>(svc.worker_registry));
+    lease_table_settings leasing;
+    leasing.cell = svc.snapshot;
+    leasing.stats = svc.stats;
+    if (options.lease_grace)
+      leasing.grace = *options.lease_grace;
+    svc.lease_table = sys.spawn(lease_table, std::move(leasing));
+    actors_.push_back(caf::actor_cast<caf::actor>(svc.lease_table));
+  }
+  const bool shares_capacity
+    = worker && q.coordination.mode == config::coordination_mode::control_plane;
+  const auto incarnation = random_hex(16);
+  if (shares_capacity) {
+    auto leasing = std::make_shared<capacity_settings>();
+    leasing->control_plane = q.control_plane;
+    leasing->coordination = q.coordination;
+    leasing->worker_name = worker->name;
+    leasing->incarnation = incarnation;
+    leasing->transport = worker->transport;
+    leasing->cell = svc.snapshot;
+    leasing->stats = svc.stats;
+    svc.capacity = sys.spawn(capacity, std::move(leasing));
+    actors_.push_back(caf::actor_cast<caf::actor>(svc.capacity));
   }
   snapshot_holder_settings holding;
   holding.cell = svc.snapshot;
-  holding.ctx = fleet_context{&sys, svc.stats, svc.first_round};
+  holding.ctx = fleet_context{&sys, svc.stats, svc.first_round,
+                              caf::actor_cast<caf::actor>(svc.capacity)};
   holding.store = svc.config_store;
   if (!worker)
     holding.first = fleet_update{std::make_shared<const config::gateway_config>(cfg),
@@ -150,7 +176,7 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
     link->worker_name = worker->name;
     link->labels = worker->labels;
     link->version = QF_VERSION;
-    link->incarnation = random_hex(16);
+    link->incarnation = incarnation;
     link->coordination = q.coordination;
     link->worker_yaml = std::move(config_text);
     link->peer_tls = !q.admin.tls_cert_file.empty();
@@ -212,6 +238,19 @@ void node::announce_drain(std::chrono::milliseconds timeout) {
   self->request(link, timeout, atom::drain::value)
     .receive([](atom::ok) {},
              [](caf::error&) { spdlog::warn("the control plane did not hear the drain"); });
+}
+
+void node::release_capacity(std::chrono::milliseconds timeout) {
+  auto leases = services_->capacity;
+  if (!leases)
+    return;
+  caf::scoped_actor self{*services_->sys};
+  self->request(leases, timeout, atom::drain::value)
+    .receive([](atom::ok) {},
+             [](caf::error&) {
+               spdlog::warn("the control plane did not hear that this worker's leases are "
+                            "free: they expire with their TTL");
+             });
 }
 
 void node::stop() {

@@ -16,6 +16,7 @@
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
+#include <caf/timespan.hpp>
 
 #include <atomic>
 #include <map>
@@ -81,6 +82,10 @@ struct node_services {
   /// the config store and the worker registry.
   config_store_actor config_store;
   worker_registry_actor worker_registry;
+  /// The fleet's capacity leases (where workers are served).
+  lease_table_actor lease_table;
+  /// On a worker with coordination.mode: controlPlane: its leases.
+  capacity_actor capacity;
   /// On a worker: the link to its control plane, its name and labels.
   control_plane_link_actor control_plane;
   std::string worker_name;
@@ -127,6 +132,12 @@ struct worker_identity {
   std::shared_ptr<http_transport> transport;
 };
 
+/// What tests (and nothing in a config) may change of a node.
+struct node_options {
+  /// The lease table's grace after start (no new grants before it ends).
+  std::optional<caf::timespan> lease_grace;
+};
+
 /// Spawns the node's actors for cfg; stop() (or the destructor) ends them.
 class node {
 public:
@@ -135,7 +146,8 @@ public:
   /// validate the result with the other. A worker (`worker` set) starts
   /// with no fleet and compiles each snapshot on `config_text`.
   node(caf::actor_system& sys, const config::gateway_config& cfg, config::fleet fleet,
-       std::string config_text, std::optional<worker_identity> worker = std::nullopt);
+       std::string config_text, std::optional<worker_identity> worker = std::nullopt,
+       node_options options = {});
   ~node();
 
   node(const node&) = delete;
@@ -152,6 +164,10 @@ public:
   /// A worker's last heartbeat says it is draining; waits at most
   /// `timeout` for the control plane to hear it.
   void announce_drain(std::chrono::milliseconds timeout);
+
+  /// A worker sharing capacity gives its leases back once its queries
+  /// ended; waits at most `timeout` for the control plane to hear it.
+  void release_capacity(std::chrono::milliseconds timeout);
 
   void stop();
 

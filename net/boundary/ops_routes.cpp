@@ -80,7 +80,17 @@ private:
         ask(
           *node->sys, node->control_plane, 5s,
           [node, settings, respond, held](link_status& link) {
-            respond(json_ok(status_json(*node, settings, held, link)));
+            if (!node->capacity)
+              return respond(json_ok(status_json(*node, settings, held, link, nullptr)));
+            ask(
+              *node->sys, node->capacity, 5s,
+              [node, settings, respond, held, link](capacity_status& leases) {
+                respond(json_ok(status_json(*node, settings, held, link, &leases)));
+              },
+              [respond](caf::error& err) {
+                respond(http::error_response(504, caf::to_string(err)));
+              },
+              atom::get::value);
           },
           [respond](caf::error& err) {
             respond(http::error_response(504, caf::to_string(err)));
@@ -92,7 +102,8 @@ private:
   }
 
   static std::string status_json(const node_services& node, const config::node& settings,
-                                 const holder_status& held, const link_status& link) {
+                                 const holder_status& held, const link_status& link,
+                                 const capacity_status* leases) {
     std::string out = "{\"workerName\":";
     json_text::append_string(out, node.worker_name);
     out += ",\"labels\":";
@@ -130,6 +141,22 @@ private:
     out += settings.coordination.on_unavailable == config::unavailable_policy::local_limits
              ? "\"localLimits\""
              : "\"failClosed\"";
+    // Shared capacity: connected, degraded (own limits) or closed (no new
+    // query), and the slots held per cluster.
+    if (leases) {
+      out += ",\"state\":";
+      json_text::append_string(out, leases->state);
+      out += ",\"leases\":{";
+      bool first = true;
+      for (const auto& [cluster, n] : leases->held) {
+        if (!std::exchange(first, false))
+          out += ',';
+        json_text::append_string(out, cluster);
+        out += ':' + std::to_string(n);
+      }
+      out += "},\"failures\":" + std::to_string(leases->failures) + ",\"lastError\":";
+      append_string_or_null(out, leases->last_error);
+    }
     // The history policy in effect: the snapshot's, with this worker's own
     // endpoint over it.
     auto active = node.snapshot->load();

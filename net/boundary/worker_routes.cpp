@@ -1,6 +1,7 @@
 #include "net/boundary/worker_routes.hpp"
 
 #include "net/boundary/ask.hpp"
+#include "net/boundary/capacity_routes.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
 #include "protocols/common/secrets.hpp"
@@ -85,7 +86,10 @@ void report(const std::shared_ptr<node_services>& node, const http::request& req
     [respond](caf::error& err) { respond(unavailable(err)); }, verb, std::move(*decoded.report));
 }
 
-void append_worker(std::string& out, const worker_entry& e, const std::string& current) {
+using lease_map = std::map<std::string, std::map<std::string, uint32_t>>;
+
+void append_worker(std::string& out, const worker_entry& e, const std::string& current,
+                   const lease_map& leases) {
   const auto& r = e.report;
   auto optional = [&](const std::string& s) { append_string_or_null(out, s); };
   out += "{\"name\":";
@@ -116,8 +120,23 @@ void append_worker(std::string& out, const worker_entry& e, const std::string& c
   json_text::append_string(out, iso_time(e.last_seen_at_ms));
   // Known from heartbeats this replica heard (not stored in the table).
   out += ",\"heartbeatIntervalSecs\":"
-         + (r.heartbeat_interval_secs > 0 ? std::to_string(r.heartbeat_interval_secs) : "null")
-         + "}";
+         + (r.heartbeat_interval_secs > 0 ? std::to_string(r.heartbeat_interval_secs) : "null");
+  // The slots it holds per cluster (shared capacity), null without a session.
+  out += ",\"leases\":";
+  if (auto l = leases.find(r.name); l != leases.end()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [cluster, n] : l->second) {
+      if (!std::exchange(first, false))
+        out += ',';
+      json_text::append_string(out, cluster);
+      out += ':' + std::to_string(n);
+    }
+    out += '}';
+  } else {
+    out += "null";
+  }
+  out += '}';
 }
 
 } // namespace
@@ -191,6 +210,8 @@ void serve_worker_api(const std::shared_ptr<node_services>& node, const config::
     return report(node, req, atom::enroll::value, std::move(respond));
   if (seg.size() == 2 && path == "heartbeat" && m == "POST")
     return report(node, req, atom::heartbeat::value, std::move(respond));
+  if (path == "capacity")
+    return serve_capacity(node, req, seg, std::move(respond));
   bool known = (seg.size() == 2 && (path == "config" || path == "register" || path == "heartbeat"))
                || (seg.size() == 3 && path == "config" && seg[2] == "wait");
   if (known)
@@ -206,23 +227,36 @@ void serve_admin_workers(const std::shared_ptr<node_services>& node, const http:
     return respond(http::error_response(404, "this node serves no workers (workerApi.enabled)"));
   auto sys = node->sys;
   auto registry = node->worker_registry;
-  // The current revision, to tell the workers that run it from the others.
-  auto with_current = [sys, store = node->config_store](std::function<void(std::string)> then) {
+  // The current revision, to tell the workers that run it from the others,
+  // and who holds which leases.
+  auto with_current = [sys, store = node->config_store, table = node->lease_table](
+                        std::function<void(std::string, lease_map)> then) {
     ask(
-      *sys, store, 5s, [then](served_snapshot& s) { then(s.revision); },
-      [then](caf::error&) { then(""); }, atom::get::value);
+      *sys, store, 5s,
+      [sys, table, then](served_snapshot& s) {
+        ask(
+          *sys, table, 5s,
+          [then, revision = s.revision](std::vector<lease_holder_view>& holders) {
+            lease_map leases;
+            for (auto& h : holders)
+              leases[h.worker] = std::move(h.held);
+            then(revision, std::move(leases));
+          },
+          [then, revision = s.revision](caf::error&) { then(revision, {}); }, atom::get::value);
+      },
+      [then](caf::error&) { then("", {}); }, atom::get::value);
   };
   if (seg.size() == 2) {
-    return with_current([sys, registry, respond](std::string current) {
+    return with_current([sys, registry, respond](std::string current, lease_map leases) {
       ask(
         *sys, registry, 5s,
-        [respond, current](std::vector<worker_entry>& all) {
+        [respond, current, leases](std::vector<worker_entry>& all) {
           http::response res;
           res.body = "[";
           for (const auto& e : all) {
             if (res.body.size() > 1)
               res.body += ',';
-            append_worker(res.body, e, current);
+            append_worker(res.body, e, current, leases);
           }
           res.body += ']';
           respond(std::move(res));
@@ -232,12 +266,12 @@ void serve_admin_workers(const std::shared_ptr<node_services>& node, const http:
   }
   if (seg.size() != 3)
     return respond(http::error_response(404, "no such resource: " + req.target));
-  with_current([sys, registry, respond, name = seg[2]](std::string current) {
+  with_current([sys, registry, respond, name = seg[2]](std::string current, lease_map leases) {
     ask(
       *sys, registry, 5s,
-      [respond, current](worker_entry& e) {
+      [respond, current, leases](worker_entry& e) {
         http::response res;
-        append_worker(res.body, e, current);
+        append_worker(res.body, e, current, leases);
         respond(std::move(res));
       },
       [respond](caf::error& err) {

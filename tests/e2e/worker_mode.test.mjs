@@ -32,7 +32,8 @@ test('two workers serve the control plane\'s config on three protocols and follo
   const labelsFile = tempFile(t, 'labels', 'team="b"\nrack="r7"\n');
   const p1 = { ops: 27010, trino: 27011, pg: 27012, my: 27013 };
   const p2 = { ops: 27020, trino: 27021, pg: 27022, my: 27023 };
-  const w1 = await startNode(workerConfig({ name: 'w1', ...p1, cp: cp.adminUrl, labels: { team: 'a', zone: 'z1' }, labelsFile }));
+  // w1 serves on its own limits while the control plane is away (below).
+  const w1 = await startNode(workerConfig({ name: 'w1', ...p1, cp: cp.adminUrl, labels: { team: 'a', zone: 'z1' }, labelsFile, onUnavailable: 'localLimits' }));
   t.after(() => w1.kill());
   const w2 = await startNode(workerConfig({ name: 'w2', ...p2, cp: cp.adminUrl, labels: { team: 'c' } }));
   t.after(() => w2.kill());
@@ -99,13 +100,17 @@ test('two workers serve the control plane\'s config on three protocols and follo
   assert.deepEqual(one.body.labels, { team: 'b', zone: 'z1', rack: 'r7' });
   assert.equal((await cp.api('/admin/workers/nobody')).status, 404);
 
-  // The control plane goes away: the workers keep serving what they run.
+  // The control plane goes away: the workers keep serving what they run;
+  // w1 (onUnavailable: localLimits) admits new queries on its own limits.
   await cp.kill();
   await waitFor(async () => (await w1.status()).consecutiveFailures >= 2,
     { timeoutMs: 15000, what: 'w1 counting failed syncs' });
+  await waitFor(async () => (await w1.status()).coordination.state === 'degraded',
+    { timeoutMs: 15000, what: 'w1 on its own limits' });
   const s = await w1.status();
   assert.equal(s.activeRevision, rev1);
   assert.ok(s.lastError, 'the failure is reported');
+  assert.ok(s.coordination.failures > 0, 'failed lease calls are counted');
   assert.equal((await request(`${w1.adminUrl}/readyz`)).status, 200, 'still ready on its last config');
   await answersEverywhere(w1, p1, 43);
 });

@@ -31,6 +31,16 @@ inline double metric_value(const std::string& host, uint16_t port, const std::st
   return at == std::string::npos ? -1 : std::stod(text.substr(at + series.size() + 2));
 }
 
+/// A worker that, without its control plane, admits on its own limits
+/// (onUnavailable: localLimits): the config tests' workers, which serve
+/// queries while the control plane is away. With the default, failClosed,
+/// an idle worker would hold no lease to run them on.
+inline worker_options worker_on_own_limits(std::string name, uint32_t heartbeat_interval_secs) {
+  auto w = worker_named(std::move(name), heartbeat_interval_secs);
+  w.node_yaml = "coordination: { mode: controlPlane, onUnavailable: localLimits }\n";
+  return w;
+}
+
 class fleet_test : public fresh_database {
 protected:
   void SetUp() override {

@@ -10,7 +10,7 @@ using namespace qf::test_support;
 TEST_F(fleet_test, workers_serve_their_last_config_while_the_control_plane_restarts) {
   fleet f{{sqlite_fleet(1), url, ""}};
   for (int i = 0; i < 3; ++i)
-    f.add_worker(worker_named("w" + std::to_string(i), 1));
+    f.add_worker(worker_on_own_limits("w" + std::to_string(i), 1));
   auto first = f.served_revision();
   ASSERT_TRUE(eventually([&] { return all_run(f, first); }));
   ASSERT_EQ(trino_query(f.worker(0).trino_port(), "SELECT v FROM t"), nlohmann::json::parse("[[1]]"));
@@ -49,8 +49,8 @@ TEST_F(fleet_test, workers_serve_their_last_config_while_the_control_plane_resta
 
 TEST_F(fleet_test, a_cut_link_keeps_one_worker_on_its_config_and_the_others_follow) {
   fleet f{{sqlite_fleet(1), url, ""}};
-  f.add_worker(worker_named("cut", 1));
-  f.add_worker(worker_named("kept", 1));
+  f.add_worker(worker_on_own_limits("cut", 1));
+  f.add_worker(worker_on_own_limits("kept", 1));
   auto first = f.served_revision();
   ASSERT_TRUE(eventually([&] { return all_run(f, first); }));
   f.link(0).cut();

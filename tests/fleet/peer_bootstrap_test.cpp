@@ -70,7 +70,7 @@ std::string peer_yaml(uint16_t port, uint32_t max_age = 86400) {
 
 worker_options peer(std::string name, std::string address, uint16_t port, uint32_t max_age,
                     std::vector<std::string> peers) {
-  auto o = worker_named(std::move(name), 1);
+  auto o = worker_on_own_limits(std::move(name), 1);
   o.address = std::move(address);
   o.ops_port = port;
   o.control_plane_yaml = peer_yaml(port, max_age);

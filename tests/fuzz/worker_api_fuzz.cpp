@@ -1,8 +1,10 @@
 // Fuzzes what crosses between workers and control planes: snapshot bodies
-// (from a control plane or a peer), heartbeat reports and labels files. Each
-// is read or refused with a reason, never a crash; an accepted snapshot
-// re-encodes to the revision it came with.
+// (from a control plane or a peer), heartbeat reports, labels files, lease
+// calls and the answers to acquires. Each is read or refused with a reason,
+// never a crash; an accepted snapshot re-encodes to the revision it came
+// with, an accepted call or answer to itself.
 #include "protocols/common/canonical_json.hpp"
+#include "protocols/worker_api/lease_call.hpp"
 #include "protocols/worker_api/snapshot.hpp"
 #include "protocols/worker_api/worker_report.hpp"
 
@@ -33,6 +35,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();
   }
   (void) qf::worker_api::parse_labels_file(text);
+  using qf::worker_api::lease_verb;
+  for (auto verb : {lease_verb::acquire, lease_verb::release, lease_verb::renew}) {
+    auto call = qf::worker_api::decode_lease_call(verb, text);
+    if (call.call) {
+      auto again = qf::worker_api::decode_lease_call(verb, qf::worker_api::encode(verb, *call.call));
+      if (!again.call || !(*again.call == *call.call))
+        std::abort();
+    } else if (call.error.empty()) {
+      std::abort();
+    }
+  }
+  if (auto answer = qf::worker_api::decode_acquire_answer(text)) {
+    auto again = qf::worker_api::decode_acquire_answer(qf::worker_api::encode(*answer));
+    if (!again || !(*again == *answer))
+      std::abort();
+  }
   if (size < 4096) {
     auto doc = nlohmann::json::parse(text, nullptr, false);
     if (!doc.is_discarded())

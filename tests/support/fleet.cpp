@@ -157,6 +157,7 @@ void fleet::start_control_plane() {
   opts.address = "127.0.0.1";
   opts.actor_threads = 2;
   opts.http_threads = 2;
+  opts.node.lease_grace = cp_.lease_grace;
   control_plane_ = std::make_unique<server>(std::move(*served), opts);
   cp_port_ = control_plane_->admin_port();
   for (auto& w : workers_)
@@ -193,8 +194,10 @@ size_t fleet::add_worker(worker_options opts) {
               + indent(opts.control_plane_yaml, "    ")
               + "  frontends:\n    trinoHttp: { port: 1 }\n"
               + (opts.postgres_wire ? "    postgresWire: { port: 2 }\n" : "")
+              + (opts.mysql_wire ? "    mysqlWire: { port: 4 }\n" : "")
               + "  adminApi: { port: 3 }\n"
-              + "  wireThreads: 1\n";
+              + "  wireThreads: 1\n"
+              + indent(opts.node_yaml, "  ");
   auto path = write_temp(yaml);
   auto loaded = config::load_from_file(path);
   if (!loaded.config) {
@@ -209,6 +212,7 @@ size_t fleet::add_worker(worker_options opts) {
   std::filesystem::remove(path);
   served.config.queryflux.trino_http.port = 0;
   served.config.queryflux.postgres_wire.port = 0;
+  served.config.queryflux.mysql_wire.port = 0;
   served.config.queryflux.admin.port = opts.ops_port;
   server_options so;
   so.address = opts.address;
@@ -219,6 +223,17 @@ size_t fleet::add_worker(worker_options opts) {
   slot.opts = std::move(opts);
   workers_.push_back(std::move(slot));
   return workers_.size() - 1;
+}
+
+void fleet::kill_worker(size_t i) {
+  auto& w = workers_.at(i);
+  if (!w.node)
+    return;
+  // What a dead process sends is nothing: the link goes first, so that the
+  // node's shutdown reaches no control plane.
+  w.link->cut();
+  w.node->stop();
+  w.node.reset();
 }
 
 void fleet::stop_worker(size_t i) {

@@ -44,6 +44,8 @@ struct control_plane_options {
   std::string database_url;
   /// Extra lines under queryflux: (indented by two spaces).
   std::string node_yaml;
+  /// The lease table's grace after start: none unless a test asks.
+  caf::timespan lease_grace{0};
 };
 
 struct worker_options {
@@ -56,6 +58,9 @@ struct worker_options {
   std::string address = "127.0.0.1";
   uint16_t ops_port = 0;
   bool postgres_wire = false;
+  bool mysql_wire = false;
+  /// Extra lines under queryflux: (coordination...).
+  std::string node_yaml;
   /// A transport for its link in place of the real client (peer address
   /// resolution); null: the real one.
   std::shared_ptr<http_transport> transport;
@@ -107,6 +112,9 @@ public:
   std::unique_ptr<server> replica() const;
 
   size_t add_worker(worker_options opts);
+  /// Ends worker i abruptly, as kill -9 would: its leases are not given
+  /// back, its listeners go (its proxy stays).
+  void kill_worker(size_t i);
   /// Stops and removes worker i's node (its proxy stays).
   void stop_worker(size_t i);
   server& worker(size_t i) {

@@ -60,7 +60,7 @@ export function controlPlaneConfig({
 export function workerConfig({
   name, ops, trino, pg: pgPort, my, cp, labels, labelsFile, caFile,
   allowInsecureHttp = cp.startsWith('http://'), secret = SECRET,
-  heartbeatIntervalSecs = 1, pollTimeoutSecs = 30, peerBootstrap,
+  heartbeatIntervalSecs = 1, pollTimeoutSecs = 30, peerBootstrap, onUnavailable = 'failClosed',
 }) {
   const controlPlane = {
     url: cp,
@@ -78,7 +78,7 @@ export function workerConfig({
   const q = {
     role: 'worker',
     controlPlane,
-    coordination: { mode: 'controlPlane', onUnavailable: 'failClosed' },
+    coordination: { mode: 'controlPlane', onUnavailable },
     history: { endpoint: null, spoolMaxRecords: 50000 },
     frontends,
     adminApi: { port: ops },

@@ -246,7 +246,7 @@ TEST_F(group_test, round_robin_spreads_over_members) {
 TEST_F(group_test, least_loaded_prefers_the_idle_member) {
   auto a = cluster("a", 10);
   auto b = cluster("b", 10);
-  a->running_counter()->store(3);
+  a->running_counter()->force_take(3);
   auto g = group("g", {a, b}, 10, 30s, config::strategy_kind::least_loaded);
   admit(g, 1);
   admit(g, 2);

@@ -1,0 +1,312 @@
+#include "actors/control/lease_table.hpp"
+
+#include "actors/data/slot_counter.hpp"
+#include "actors/node/node.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+namespace qf {
+
+namespace {
+
+using namespace std::chrono_literals;
+using self_ptr = lease_table_actor::stateful_pointer<lease_table_state>;
+using session = lease_table_state::session;
+
+/// How often waiting acquires look for freed slots: the control plane's
+/// own queries free theirs without telling the table.
+constexpr auto retry_every = 5ms;
+
+std::shared_ptr<cluster_state> cluster_named(self_ptr self, const std::string& name) {
+  auto active = self->state.cfg.cell->load();
+  if (!active)
+    return nullptr;
+  auto i = active->clusters.find(name);
+  return i == active->clusters.end() ? nullptr : i->second;
+}
+
+/// Slots went back: the control plane's own waiters may take them.
+void gave_back(self_ptr self, const std::string& cluster) {
+  if (auto c = cluster_named(self, cluster))
+    c->notify_groups(true);
+}
+
+void free_all(self_ptr self, session& s) {
+  for (auto& [cluster, h] : s.held)
+    if (h.count > 0) {
+      h.counter->give(h.count);
+      gave_back(self, cluster);
+    }
+  s.held.clear();
+}
+
+void renewed(self_ptr self, session& s) {
+  s.expires = self->clock().now() + std::chrono::seconds(s.ttl_secs);
+}
+
+/// The session a call may act on, or why not.
+caf::expected<session*> session_for(self_ptr self, const worker_api::lease_call& c) {
+  auto i = self->state.sessions.find(c.worker);
+  if (i == self->state.sessions.end() || i->second.incarnation != c.incarnation)
+    return make_error(errc::unknown_session,
+                      "the control plane holds no leases of " + c.worker
+                        + " (it restarted, or they expired): renew first");
+  if (c.seq < i->second.last_seq)
+    return make_error(errc::stale_lease_call, "seq " + std::to_string(c.seq)
+                                                + " is older than the last call, "
+                                                + std::to_string(i->second.last_seq));
+  return &i->second;
+}
+
+/// Every item names a cluster of a group that has it as a member.
+caf::error check_items(self_ptr self, const worker_api::lease_call& c, bool with_groups) {
+  auto active = self->state.cfg.cell->load();
+  if (!active)
+    return make_error(errc::not_configured, "the control plane has no config yet");
+  for (const auto& item : c.items) {
+    if (!active->clusters.contains(item.cluster))
+      return make_error(errc::bad_lease, "no cluster named " + item.cluster);
+    if (!with_groups)
+      continue;
+    auto g = active->group_gates.find(item.group);
+    if (g == active->group_gates.end())
+      return make_error(errc::bad_lease, "no cluster group named " + item.group);
+    if (!g->second->has_member(*active->clusters.at(item.cluster)))
+      return make_error(errc::bad_lease, item.cluster + " is not a member of " + item.group);
+  }
+  return {};
+}
+
+/// Grants what the clusters have room for now.
+worker_api::acquire_answer grant(self_ptr self, session& s, const worker_api::lease_call& c) {
+  auto& st = self->state;
+  worker_api::acquire_answer a;
+  a.lease_ttl_secs = s.ttl_secs;
+  bool in_grace = self->clock().now() < st.grace_ends;
+  for (const auto& item : c.items) {
+    auto cluster = cluster_named(self, item.cluster);
+    uint32_t got = 0;
+    if (cluster && !in_grace)
+      got = cluster->running_counter()->take_up_to(item.count, cluster->limit);
+    if (got > 0) {
+      auto& h = s.held[item.cluster];
+      h.counter = cluster->running_counter();
+      h.count += got;
+      a.granted.push_back({item.cluster, "", got});
+    }
+    if (got < item.count) {
+      a.denied.push_back({item.cluster, item.group, item.count - got,
+                          cluster ? cluster->running() : 0, cluster ? cluster->limit : 0});
+      st.cfg.stats->lease_denied(item.group);
+    }
+  }
+  return a;
+}
+
+void schedule_retry(self_ptr self) {
+  if (self->state.retry_scheduled || self->state.waiting.empty())
+    return;
+  self->state.retry_scheduled = true;
+  self->delayed_send(self, retry_every, atom::tick::value);
+}
+
+/// Waiting acquires, in arrival order: answered once something is granted
+/// or their wait is over.
+void retry_waiting(self_ptr self) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  for (auto i = st.waiting.begin(); i != st.waiting.end();) {
+    auto found = session_for(self, i->call);
+    if (!found) {
+      i->promise.deliver(found.error());
+      i = st.waiting.erase(i);
+      continue;
+    }
+    auto& s = **found;
+    bool last_chance = now >= i->until;
+    // What a grant now would give, without denying (and counting) yet.
+    bool room = now >= st.grace_ends;
+    if (room) {
+      room = false;
+      for (const auto& item : i->call.items)
+        if (auto c = cluster_named(self, item.cluster); c && c->running() < c->limit)
+          room = true;
+    }
+    if (!room && !last_chance) {
+      ++i;
+      continue;
+    }
+    auto answer = grant(self, s, i->call);
+    s.last_answer = answer;
+    renewed(self, s);
+    i->promise.deliver(std::move(answer));
+    i = st.waiting.erase(i);
+  }
+  schedule_retry(self);
+}
+
+void sweep(self_ptr self) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  for (auto i = st.sessions.begin(); i != st.sessions.end();) {
+    if (i->second.expires > now) {
+      ++i;
+      continue;
+    }
+    uint32_t n = 0;
+    for (const auto& [cluster, h] : i->second.held)
+      n += h.count;
+    if (n > 0)
+      spdlog::warn("the leases of worker {} expired ({} slots back): it renewed none for {} s",
+                   i->first, n, i->second.ttl_secs);
+    free_all(self, i->second);
+    i = st.sessions.erase(i);
+  }
+  retry_waiting(self);
+}
+
+} // namespace
+
+lease_table_actor::behavior_type
+lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_table_settings cfg) {
+  self->state.cfg = std::move(cfg);
+  self->state.grace_ends = self->clock().now() + self->state.cfg.grace;
+  self->delayed_send(self, self->state.cfg.sweep_every, atom::sweep::value);
+  return {
+    [self](atom::acquire, worker_api::lease_call& c)
+      -> caf::result<worker_api::acquire_answer> {
+      auto found = session_for(self, c);
+      if (!found)
+        return found.error();
+      auto& s = **found;
+      if (c.seq == s.last_seq) { // a repeat: its first answer again
+        if (s.last_answer)
+          return *s.last_answer;
+        return make_error(errc::stale_lease_call,
+                          "seq " + std::to_string(c.seq) + " was not an acquire");
+      }
+      if (auto err = check_items(self, c, true))
+        return err;
+      s.last_seq = c.seq;
+      s.last_answer.reset();
+      renewed(self, s);
+      auto answer = grant(self, s, c);
+      if (!answer.granted.empty() || c.wait_ms == 0 || c.items.empty()) {
+        s.last_answer = answer;
+        return answer;
+      }
+      // Nothing free: the call waits (in order) for a slot to free up.
+      auto promise = self->make_response_promise<worker_api::acquire_answer>();
+      auto until = self->clock().now() + std::chrono::milliseconds(c.wait_ms);
+      self->state.waiting.push_back({std::move(c), promise, until});
+      schedule_retry(self);
+      return promise;
+    },
+    [self](atom::release, worker_api::lease_call& c) -> caf::result<atom::ok> {
+      auto found = session_for(self, c);
+      if (!found)
+        return found.error();
+      auto& s = **found;
+      renewed(self, s);
+      if (c.seq == s.last_seq)
+        return atom::ok::value;
+      for (const auto& item : c.items) {
+        auto h = s.held.find(item.cluster);
+        auto held = h == s.held.end() ? 0u : h->second.count;
+        if (item.count > held)
+          return make_error(errc::lease_not_held, c.worker + " holds " + std::to_string(held)
+                                               + " slots on " + item.cluster + ", not "
+                                               + std::to_string(item.count));
+      }
+      s.last_seq = c.seq;
+      s.last_answer.reset();
+      for (const auto& item : c.items) {
+        auto& h = s.held.at(item.cluster);
+        h.counter->give(item.count);
+        h.count -= item.count;
+        gave_back(self, item.cluster);
+      }
+      retry_waiting(self);
+      return atom::ok::value;
+    },
+    [self](atom::renew, worker_api::lease_call& c) -> caf::result<uint32_t> {
+      auto& st = self->state;
+      auto i = st.sessions.find(c.worker);
+      if (i != st.sessions.end() && i->second.incarnation == c.incarnation
+          && c.seq < i->second.last_seq)
+        return make_error(errc::stale_lease_call, "seq " + std::to_string(c.seq)
+                                                    + " is older than the last call");
+      if (i != st.sessions.end() && i->second.incarnation != c.incarnation) {
+        // The worker restarted: what its last process held is free.
+        free_all(self, i->second);
+        st.sessions.erase(i);
+        i = st.sessions.end();
+      }
+      bool adopting = i == st.sessions.end();
+      auto& s = st.sessions[c.worker];
+      s.incarnation = c.incarnation;
+      s.last_seq = c.seq;
+      s.last_answer.reset();
+      s.ttl_secs = st.cfg.ttl_intervals * c.heartbeat_interval_secs;
+      renewed(self, s);
+      // Absolute: what the worker holds is what it says (normally what
+      // the table has already).
+      std::map<std::string, uint32_t> said;
+      for (const auto& item : c.items)
+        said[item.cluster] = item.count;
+      for (auto h = s.held.begin(); h != s.held.end();) {
+        auto want = said.contains(h->first) ? said[h->first] : 0;
+        if (h->second.count > want) {
+          h->second.counter->give(h->second.count - want);
+          gave_back(self, h->first);
+          h->second.count = want;
+        }
+        h = h->second.count == 0 ? s.held.erase(h) : std::next(h);
+      }
+      uint32_t adopted = 0;
+      for (const auto& [cluster, want] : said) {
+        auto c_state = cluster_named(self, cluster);
+        auto& h = s.held[cluster];
+        if (!c_state || want <= h.count) {
+          if (h.count == 0)
+            s.held.erase(cluster);
+          continue;
+        }
+        if (!h.counter)
+          h.counter = c_state->running_counter();
+        h.counter->force_take(want - h.count);
+        adopted += want - h.count;
+        h.count = want;
+      }
+      if (adopted > 0)
+        spdlog::info("worker {} holds {} slots the control plane did not count{}: counted now",
+                     c.worker, adopted, adopting ? " (a new session)" : "");
+      retry_waiting(self);
+      return s.ttl_secs;
+    },
+    [self](atom::get) {
+      std::vector<lease_holder_view> out;
+      auto now = self->clock().now();
+      for (const auto& [name, s] : self->state.sessions) {
+        lease_holder_view v{name, s.incarnation, {}, 0};
+        for (const auto& [cluster, h] : s.held)
+          v.held[cluster] = h.count;
+        v.expires_in_ms
+          = std::chrono::duration_cast<std::chrono::milliseconds>(s.expires - now).count();
+        out.push_back(std::move(v));
+      }
+      return out;
+    },
+    [self](atom::sweep) {
+      sweep(self);
+      self->delayed_send(self, self->state.cfg.sweep_every, atom::sweep::value);
+    },
+    [self](atom::tick) {
+      self->state.retry_scheduled = false;
+      retry_waiting(self);
+    },
+  };
+}
+
+} // namespace qf

@@ -1,0 +1,81 @@
+// The LEASE TABLE: one maxRunningQueries per cluster across the control
+// plane and its workers. A worker leases slots on a cluster; the table
+// takes them from the very counters the control plane's own queries
+// admit on (actors/data/slot_counter.hpp), so the control plane's
+// queries and every worker's share one limit, and a lease is a
+// compare-and-swap in memory, not a database transaction.
+//
+// Each worker has one session: its incarnation, the sequence number of
+// its last call (with that call's answer, given again to a repeat), what
+// it holds per cluster and when that expires. A worker renews its leases
+// every heartbeat interval; they expire after three intervals without a
+// call, and the sweep (every second) gives them back. A renew is absolute:
+// from a worker the table does not know (the control plane restarted, or
+// the worker's leases expired during an outage) it takes what the worker
+// says it holds, even past a limit (nobody is admitted then until the
+// count is back under it). For a grace period after start the table
+// grants no new slots, so that every worker can first renew what it held.
+#pragma once
+
+#include "actors/core/interfaces.hpp"
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include <deque>
+#include <map>
+
+namespace qf {
+
+class metrics;
+class snapshot_cell;
+class slot_counter;
+
+struct lease_table_settings {
+  /// The control plane's active config: its clusters' slot counters.
+  std::shared_ptr<snapshot_cell> cell;
+  std::shared_ptr<metrics> stats;
+  /// After start: renewals only, no new grants (one heartbeat interval
+  /// and a half at the default).
+  caf::timespan grace = std::chrono::seconds(15);
+  caf::timespan sweep_every = std::chrono::seconds(1);
+  /// A worker's leases live this many of its heartbeat intervals.
+  uint32_t ttl_intervals = 3;
+};
+
+struct lease_table_state {
+  static inline const char* name = "lease_table";
+
+  struct holding {
+    uint32_t count = 0;
+    /// The counter the slots came from: the cluster's, shared with a
+    /// successor when an admin change replaces the cluster.
+    std::shared_ptr<slot_counter> counter;
+  };
+
+  struct session {
+    std::string incarnation;
+    uint64_t last_seq = 0;
+    /// The answer to last_seq when it was an acquire.
+    std::optional<worker_api::acquire_answer> last_answer;
+    std::map<std::string, holding> held;
+    uint32_t ttl_secs = 30;
+    caf::actor_clock::time_point expires;
+  };
+
+  struct parked {
+    worker_api::lease_call call;
+    caf::typed_response_promise<worker_api::acquire_answer> promise;
+    caf::actor_clock::time_point until;
+  };
+
+  lease_table_settings cfg;
+  caf::actor_clock::time_point grace_ends;
+  std::map<std::string, session> sessions;
+  std::deque<parked> waiting;
+  bool retry_scheduled = false;
+};
+
+lease_table_actor::behavior_type
+lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_table_settings cfg);
+
+} // namespace qf
