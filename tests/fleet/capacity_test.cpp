@@ -3,134 +3,12 @@
 // the queries running on a real PostgreSQL. Samplers read, while the load
 // runs, every worker's running count and PostgreSQL's own count of the
 // statements: neither may ever pass the limit.
-#include "tests/fleet/fleet_fixture.hpp"
+#include "tests/fleet/capacity_support.hpp"
 
 #include <gtest/gtest.h>
-#include <mysql.h>
-#include <pqxx/pqxx>
-
-#include <atomic>
-#include <thread>
 
 using namespace qf;
 using namespace qf::test_support;
-
-namespace {
-
-constexpr const char* slow_sql = "SELECT pg_sleep(0.05)";
-
-/// One PostgreSQL cluster `pg` (the test's database) in group g.
-std::string postgres_fleet(const std::string& url, int limit) {
-  return "clusters:\n  pg: { engine: postgres, endpoint: \"" + url
-         + "\" }\nclusterGroups:\n  g: { members: [pg], maxRunningQueries: "
-         + std::to_string(limit) + ", maxQueuedQueries: 1000, capacityWaitTimeoutSecs: 120 }\n";
-}
-
-worker_options sharing_worker(std::string name, std::string extra = {}) {
-  auto w = worker_named(std::move(name), 1);
-  w.postgres_wire = true;
-  w.mysql_wire = true;
-  w.node_yaml = "coordination: { mode: controlPlane" + extra + " }\n";
-  return w;
-}
-
-uint32_t running_on(fleet& f, size_t i) {
-  auto active = f.worker(i).services()->snapshot->load();
-  if (!active)
-    return 0;
-  auto c = active->clusters.find("pg");
-  return c == active->clusters.end() ? 0 : c->second->running();
-}
-
-/// Runs sql once over PostgreSQL wire: "" or the error.
-std::string pg_once(uint16_t port, const std::string& sql) {
-  try {
-    pqxx::connection c{"host=127.0.0.1 port=" + std::to_string(port)
-                       + " user=alice dbname=demo connect_timeout=10"};
-    pqxx::nontransaction tx{c};
-    tx.exec(sql);
-    return "";
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-}
-
-/// Runs sql once over MySQL wire: "" or the error.
-std::string mysql_once(uint16_t port, const std::string& sql) {
-  MYSQL* c = mysql_init(nullptr);
-  std::string error;
-  if (!mysql_real_connect(c, "127.0.0.1", "alice", nullptr, nullptr, port, nullptr, 0)) {
-    error = mysql_error(c);
-  } else if (mysql_query(c, sql.c_str()) != 0) {
-    error = mysql_error(c);
-  } else if (auto* r = mysql_store_result(c)) {
-    mysql_free_result(r);
-  }
-  mysql_close(c);
-  return error;
-}
-
-/// Runs sql once over Trino HTTP: "" or the error.
-std::string trino_once(uint16_t port, const std::string& sql) {
-  auto rows = trino_query(port, sql);
-  return rows.is_array() ? "" : rows.dump();
-}
-
-/// The largest count seen by `sample` until stopped, sampled in a loop.
-class sampler {
-public:
-  explicit sampler(std::function<uint32_t()> sample)
-    : thread_([this, sample] {
-        while (!stop_.load()) {
-          auto n = sample();
-          max_.store(std::max(max_.load(), n));
-          ++samples_;
-          // The sampling rate (a thousand a second), not a wait for
-          // anything: a loop without a pause would take a core from the
-          // fleet it watches.
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-      }) {
-  }
-  ~sampler() {
-    stop();
-  }
-  void stop() {
-    stop_.store(true);
-    if (thread_.joinable())
-      thread_.join();
-  }
-  uint32_t max() const {
-    return max_.load();
-  }
-  uint64_t samples() const {
-    return samples_.load();
-  }
-
-private:
-  std::atomic<bool> stop_{false};
-  std::atomic<uint32_t> max_{0};
-  std::atomic<uint64_t> samples_{0};
-  std::thread thread_;
-};
-
-/// The statements PostgreSQL runs for the gateway now.
-std::function<uint32_t()> engine_count(const std::string& url) {
-  auto conn = std::make_shared<pqxx::connection>(url);
-  return [conn] {
-    pqxx::nontransaction tx{*conn};
-    auto r = tx.exec("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
-                     "AND query LIKE 'SELECT pg_sleep(0.05)%' AND pid <> pg_backend_pid()");
-    return r[0][0].as<uint32_t>();
-  };
-}
-
-nlohmann::json leases_of(fleet& f, const std::string& worker) {
-  auto w = f.admin("GET", "/admin/workers/" + worker).json();
-  return w.is_object() && w.contains("leases") ? w["leases"] : nlohmann::json{};
-}
-
-} // namespace
 
 TEST_F(fleet_test, one_limit_holds_across_five_workers_under_three_times_the_load) {
   constexpr int limit = 5;
@@ -188,8 +66,7 @@ TEST_F(fleet_test, one_limit_holds_across_five_workers_under_three_times_the_loa
   // Idle again: every lease went back.
   EXPECT_TRUE(eventually([&] {
     for (size_t i = 0; i < f.size(); ++i) {
-      auto l = leases_of(f, "w" + std::to_string(i));
-      if (l.is_object() && l.value("pg", 0) != 0)
+      if (leases_of(f, "w" + std::to_string(i)).value("pg", 0) != 0)
         return false;
     }
     return true;
@@ -220,5 +97,5 @@ TEST_F(fleet_test, the_leases_of_a_killed_worker_come_back_after_their_ttl) {
   EXPECT_GT(metric_value("127.0.0.1", f.worker(1).admin_port(),
                          "queryflux_capacity_lease_denied_total{cluster_group=\"g\"}"),
             0);
-  EXPECT_TRUE(leases_of(f, "doomed").is_null() || leases_of(f, "doomed").value("pg", 0) == 0);
+  EXPECT_FALSE(has_lease_session(f, "doomed"));
 }
