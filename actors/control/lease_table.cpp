@@ -4,6 +4,7 @@
 #include "actors/node/node.hpp"
 
 #include <caf/all.hpp>
+#include <set>
 #include <spdlog/spdlog.h>
 
 namespace qf {
@@ -78,6 +79,46 @@ caf::error check_items(self_ptr self, const worker_api::lease_call& c, bool with
   return {};
 }
 
+/// How long a cluster counts as contended after it denied a worker.
+constexpr auto contended_for = std::chrono::seconds(1);
+
+/// The clusters of the call and of the worker's session that others wait
+/// for (a slot denied a moment ago), each with its fair share: the limit
+/// over the workers holding or wanting slots there.
+std::vector<worker_api::acquire_answer::share>
+contended(self_ptr self, const session* s, const worker_api::lease_call& c) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  auto recent = [&](const std::map<std::string, caf::actor_clock::time_point>& m,
+                    const std::string& cluster) {
+    auto d = m.find(cluster);
+    return d != m.end() && now - d->second < contended_for;
+  };
+  std::set<std::string> names;
+  for (const auto& item : c.items)
+    names.insert(item.cluster);
+  if (s)
+    for (const auto& [cluster, h] : s->held)
+      names.insert(cluster);
+  std::vector<worker_api::acquire_answer::share> out;
+  for (const auto& cluster : names) {
+    if (!recent(st.denied_at, cluster))
+      continue;
+    auto state = cluster_named(self, cluster);
+    if (!state)
+      continue;
+    uint32_t demanding = 0;
+    for (const auto& [name, other] : st.sessions) {
+      auto h = other.held.find(cluster);
+      if ((h != other.held.end() && h->second.count > 0) || recent(other.denied_at, cluster))
+        ++demanding;
+    }
+    demanding = std::max(demanding, 1u);
+    out.push_back({cluster, std::max(1u, (state->limit + demanding - 1) / demanding)});
+  }
+  return out;
+}
+
 /// Grants what the clusters have room for now.
 worker_api::acquire_answer grant(self_ptr self, session& s, const worker_api::lease_call& c) {
   auto& st = self->state;
@@ -99,8 +140,11 @@ worker_api::acquire_answer grant(self_ptr self, session& s, const worker_api::le
       a.denied.push_back({item.cluster, item.group, item.count - got,
                           cluster ? cluster->running() : 0, cluster ? cluster->limit : 0});
       st.cfg.stats->lease_denied(item.group);
+      st.denied_at[item.cluster] = self->clock().now();
+      s.denied_at[item.cluster] = self->clock().now();
     }
   }
+  a.contended = contended(self, &s, c);
   return a;
 }
 
@@ -203,14 +247,19 @@ lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_t
       schedule_retry(self);
       return promise;
     },
-    [self](atom::release, worker_api::lease_call& c) -> caf::result<atom::ok> {
+    [self](atom::release, worker_api::lease_call& c)
+      -> caf::result<worker_api::acquire_answer> {
       auto found = session_for(self, c);
       if (!found)
         return found.error();
       auto& s = **found;
       renewed(self, s);
-      if (c.seq == s.last_seq)
-        return atom::ok::value;
+      worker_api::acquire_answer news;
+      news.lease_ttl_secs = s.ttl_secs;
+      if (c.seq == s.last_seq) {
+        news.contended = contended(self, &s, c);
+        return news;
+      }
       for (const auto& item : c.items) {
         auto h = s.held.find(item.cluster);
         auto held = h == s.held.end() ? 0u : h->second.count;
@@ -225,12 +274,15 @@ lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_t
         auto& h = s.held.at(item.cluster);
         h.counter->give(item.count);
         h.count -= item.count;
+        if (h.count == 0)
+          s.held.erase(item.cluster);
         gave_back(self, item.cluster);
       }
       retry_waiting(self);
-      return atom::ok::value;
+      news.contended = contended(self, &s, c);
+      return news;
     },
-    [self](atom::renew, worker_api::lease_call& c) -> caf::result<uint32_t> {
+    [self](atom::renew, worker_api::lease_call& c) -> caf::result<worker_api::acquire_answer> {
       auto& st = self->state;
       auto i = st.sessions.find(c.worker);
       if (i != st.sessions.end() && i->second.incarnation == c.incarnation
@@ -283,7 +335,10 @@ lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_t
         spdlog::info("worker {} holds {} slots the control plane did not count{}: counted now",
                      c.worker, adopted, adopting ? " (a new session)" : "");
       retry_waiting(self);
-      return s.ttl_secs;
+      worker_api::acquire_answer news;
+      news.lease_ttl_secs = s.ttl_secs;
+      news.contended = contended(self, &s, c);
+      return news;
     },
     [self](atom::get) {
       std::vector<lease_holder_view> out;

@@ -58,6 +58,8 @@ struct lease_table_state {
     /// The answer to last_seq when it was an acquire.
     std::optional<worker_api::acquire_answer> last_answer;
     std::map<std::string, holding> held;
+    /// When it was last denied slots on each cluster (it wants some).
+    std::map<std::string, caf::actor_clock::time_point> denied_at;
     uint32_t ttl_secs = 30;
     caf::actor_clock::time_point expires;
   };
@@ -71,6 +73,8 @@ struct lease_table_state {
   lease_table_settings cfg;
   caf::actor_clock::time_point grace_ends;
   std::map<std::string, session> sessions;
+  /// When each cluster last denied a worker: contended for a second after.
+  std::map<std::string, caf::actor_clock::time_point> denied_at;
   std::deque<parked> waiting;
   bool retry_scheduled = false;
 };

@@ -16,6 +16,33 @@ constexpr auto batch_every = 1s;
 /// Missed heartbeats before a worker counts as gone.
 constexpr int64_t missed_beats = 3;
 
+/// Two or more live workers with coordination.mode: local share the
+/// snapshot's clusters, each under the whole limit: warned once per change,
+/// and shown on each of them.
+void check_local_mode(self_ptr self) {
+  auto& st = self->state;
+  std::set<std::string> local;
+  for (const auto& [name, e] : st.workers)
+    if (e.status != "gone" && e.report.coordination_mode == "local")
+      local.insert(name);
+  std::string warning;
+  if (local.size() >= 2) {
+    warning = std::to_string(local.size())
+              + " workers use coordination.mode: local and share clusters: each applies "
+                "maxRunningQueries alone, so the effective limit is multiplied by "
+              + std::to_string(local.size());
+    if (local != st.local_mode) {
+      std::string names;
+      for (const auto& n : local)
+        names += (names.empty() ? "" : ", ") + n;
+      spdlog::warn("{} ({})", warning, names);
+    }
+  }
+  st.local_mode = local.size() >= 2 ? local : std::set<std::string>{};
+  for (auto& [name, e] : st.workers)
+    e.coordination_warning = local.contains(name) ? warning : std::string{};
+}
+
 void seen(self_ptr self, worker_api::worker_report&& r, bool enrolling) {
   auto& st = self->state;
   auto now = wall_ms();
@@ -28,7 +55,10 @@ void seen(self_ptr self, worker_api::worker_report&& r, bool enrolling) {
   st.heard[r.name] = self->clock().now();
   e.status = r.status;
   st.dirty.insert(r.name);
+  bool mode_changed = e.report.coordination_mode != r.coordination_mode;
   e.report = std::move(r);
+  if (mode_changed || e.report.coordination_mode == "local")
+    check_local_mode(self);
 }
 
 /// Without a database, this registry alone decides who is gone, and
@@ -51,6 +81,7 @@ void mark_gone(self_ptr self) {
     }
     ++i;
   }
+  check_local_mode(self);
 }
 
 /// Rows as the database has them now, with what only this replica's
@@ -87,6 +118,7 @@ void merge(self_ptr self, std::vector<worker_entry>& rows) {
     mine.report.active_revision = std::move(row.report.active_revision);
     mine.report.last_error = std::move(row.report.last_error);
   }
+  check_local_mode(self);
 }
 
 } // namespace

@@ -25,6 +25,8 @@ struct worker_registry_state {
   /// Changed since the last batch went out.
   std::set<std::string> dirty;
   bool writing = false;
+  /// Live workers with coordination.mode: local, as last warned about.
+  std::set<std::string> local_mode;
   registry_store_actor store;
 };
 

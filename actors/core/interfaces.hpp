@@ -75,13 +75,13 @@ using lease_table_actor = caf::typed_actor<
   // for up to its waitMs); errc::unknown_session, bad_lease,
   // stale_lease_call.
   caf::replies_to<atom::acquire, worker_api::lease_call>::with<worker_api::acquire_answer>,
-  // Slots back; errc::bad_lease when it gives back more than it holds
-  // (then nothing changes).
-  caf::replies_to<atom::release, worker_api::lease_call>::with<atom::ok>,
-  // What the worker holds, all of it: renews the leases (answers their
-  // TTL in seconds) and, for a worker the table does not know (after a
-  // restart or an outage), takes them as they are.
-  caf::replies_to<atom::renew, worker_api::lease_call>::with<uint32_t>,
+  // Slots back; errc::lease_not_held when it gives back more than it
+  // holds (then nothing changes). The answer lists contended clusters.
+  caf::replies_to<atom::release, worker_api::lease_call>::with<worker_api::acquire_answer>,
+  // What the worker holds, all of it: renews the leases (the answer has
+  // their TTL and the contended clusters) and, for a worker the table does
+  // not know (after a restart or an outage), takes them as they are.
+  caf::replies_to<atom::renew, worker_api::lease_call>::with<worker_api::acquire_answer>,
   // Who holds what.
   caf::replies_to<atom::get>::with<std::vector<lease_holder_view>>,
   // INTERNAL: expires unrenewed leases; retries waiting acquires.

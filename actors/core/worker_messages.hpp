@@ -72,6 +72,9 @@ struct worker_entry {
   /// Registered (not only heartbeated) here since the last batch: its
   /// registration time is written.
   bool enrolled = false;
+  /// Set while two or more live workers use coordination.mode: local: each
+  /// applies the limits alone, so they multiply.
+  std::string coordination_warning;
 };
 
 /// The worker's link to its control plane, for /worker/status.

@@ -20,6 +20,8 @@ using worker_api::lease_verb;
 constexpr uint32_t acquire_wait_ms = 250;
 constexpr auto call_timeout = 5s;
 constexpr auto max_backoff = 2s;
+/// How often a worker holding slots checks whether others wait for them.
+constexpr auto probe_every = 250ms;
 
 caf::weak_actor_ptr handle_of(self_ptr self) {
   return caf::actor_cast<caf::weak_actor_ptr>(self->ctrl());
@@ -56,7 +58,8 @@ void send(self_ptr self, lease_verb verb, worker_api::lease_call body) {
   auto& st = self->state;
   if (body.seq == 0)
     body.seq = st.next_seq++;
-  st.in_flight = capacity_state::call{verb, std::move(body), self->clock().now()};
+  st.last_sent = self->clock().now();
+  st.in_flight = capacity_state::call{verb, std::move(body), st.last_sent};
   const auto& c = *st.in_flight;
   http_call call;
   call.method = "POST";
@@ -140,16 +143,24 @@ void look(self_ptr self) {
       c->capacity_looked(); // later changes signal again
       auto& h = holding_for(self, name, *c);
       auto running = c->running();
-      auto want = std::min<uint64_t>(c->limit, uint64_t{running} + c->queued());
+      auto queued = c->queued();
+      auto want = std::min<uint64_t>(c->limit, uint64_t{running} + queued);
       auto granted = h.counter->granted();
       if (granted == slot_counter::unbounded)
         continue;
+      // Contended and over its share: a freed slot goes back rather than
+      // to this worker's next waiter, who asks like everyone else.
+      auto keep = want;
+      if (auto share = st.contended.find(name); share != st.contended.end())
+        keep = std::min<uint64_t>(want, std::max<uint64_t>(running, share->second));
+      auto freed = keep < granted ? h.counter->shrink_grant(static_cast<uint32_t>(keep)) : 0u;
+      if (freed > 0)
+        release.items.push_back({name, "", freed});
+      granted = h.counter->granted();
       if (want > granted) {
         auto missing = static_cast<uint32_t>(want - granted);
         if (auto group = group_of(*active, *c); !group.empty())
           acquire.items.push_back({name, std::move(group), missing});
-      } else if (auto freed = h.counter->shrink_grant(static_cast<uint32_t>(want)); freed > 0) {
-        release.items.push_back({name, "", freed});
       }
     }
   }
@@ -194,8 +205,18 @@ void wake(self_ptr self, const std::string& cluster) {
       c->second->notify_groups(true);
 }
 
+void set_contended(capacity_state& st,
+                   const std::vector<worker_api::acquire_answer::share>& shares) {
+  st.contended.clear();
+  for (const auto& s : shares)
+    st.contended[s.cluster] = s.slots;
+}
+
 void applied(self_ptr self, const capacity_state::call& done, const std::string& body) {
   auto& st = self->state;
+  if (done.verb != lease_verb::acquire)
+    if (auto contended = worker_api::decode_contended(body))
+      set_contended(st, *contended);
   switch (done.verb) {
     case lease_verb::acquire: {
       auto answer = worker_api::decode_acquire_answer(body);
@@ -214,6 +235,7 @@ void applied(self_ptr self, const capacity_state::call& done, const std::string&
       }
       for (const auto& d : answer->denied)
         st.cfg->stats->lease_denied(d.group);
+      set_contended(st, answer->contended);
       break;
     }
     case lease_verb::release:
@@ -361,7 +383,7 @@ capacity_actor::behavior_type capacity(capacity_actor::stateful_pointer<capacity
   self->state.cfg = std::move(cfg);
   self->state.last_answer = self->clock().now();
   self->state.cfg->stats->expose_coordination();
-  self->delayed_send(self, interval(self->state), atom::tick::value, true);
+  self->delayed_send(self, probe_every, atom::tick::value, true);
   return {
     [self](atom::want) { schedule_look(self); },
     [self](atom::tick, bool renewal) {
@@ -370,12 +392,19 @@ capacity_actor::behavior_type capacity(capacity_actor::stateful_pointer<capacity
         st.tick_scheduled = false;
         return look(self);
       }
-      self->delayed_send(self, interval(st), atom::tick::value, true);
+      self->delayed_send(self, probe_every, atom::tick::value, true);
       if (st.in_flight)
         return;
       if (st.resync || st.dirty)
         return look(self);
-      send_renew(self);
+      auto quiet = self->clock().now() - st.last_sent;
+      bool holding = false;
+      for (const auto& [name, h] : st.clusters)
+        holding = holding || h.held > 0;
+      // A renewal every interval; a worker holding slots hears more often
+      // whether others wait for them.
+      if (quiet >= interval(st) || (holding && quiet >= probe_every))
+        send_renew(self);
     },
     [self](atom::leased, uint64_t seq, http_outcome& o) { on_answer(self, seq, o); },
     [self](atom::renew) {

@@ -6,7 +6,11 @@
 // for every cluster, and gives back what the worker no longer needs. One
 // call is out at a time, each with the next sequence number, repeated
 // as it was until it gets an answer; a renewal every heartbeat interval
-// keeps the leases alive.
+// keeps the leases alive. While other workers wait for a cluster (the
+// control plane says it is contended), slots freed there go back at once
+// and the worker's own waiters ask for theirs, so that the control plane
+// serves everyone's waiters in arrival order; a worker that holds slots
+// renews every quarter second to hear of it.
 //
 // Control plane down: with onUnavailable: failClosed the worker runs on
 // what it holds until its leases would have expired on the control plane
@@ -25,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 
 namespace qf {
 
@@ -72,6 +77,12 @@ struct capacity_state {
   bool dirty = false;
   bool tick_scheduled = false;
   caf::actor_clock::time_point last_answer{};
+  /// When the last call went out: a worker that holds slots and made no
+  /// call for a while renews to hear whether others wait.
+  caf::actor_clock::time_point last_sent{};
+  /// Clusters other workers wait for, with this worker's fair share, as
+  /// the last answer said.
+  std::map<std::string, uint32_t> contended;
   uint32_t failures = 0;
   uint64_t failures_total = 0;
   std::string last_error;

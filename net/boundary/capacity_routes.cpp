@@ -82,13 +82,14 @@ void serve_capacity(const std::shared_ptr<node_services>& node, const http::requ
         on_error, atom::acquire::value, std::move(*decoded.call));
     case lease_verb::release:
       return ask(
-        sys, table, timeout, [ok](atom::ok) { ok("{\"released\":true}"); }, on_error,
-        atom::release::value, std::move(*decoded.call));
+        sys, table, timeout,
+        [ok](worker_api::acquire_answer& a) { ok(worker_api::encode(lease_verb::release, a)); },
+        on_error, atom::release::value, std::move(*decoded.call));
     case lease_verb::renew:
       return ask(
         sys, table, timeout,
-        [ok](uint32_t ttl) { ok("{\"leaseTtlSecs\":" + std::to_string(ttl) + "}"); }, on_error,
-        atom::renew::value, std::move(*decoded.call));
+        [ok](worker_api::acquire_answer& a) { ok(worker_api::encode(lease_verb::renew, a)); },
+        on_error, atom::renew::value, std::move(*decoded.call));
   }
 }
 

@@ -112,6 +112,8 @@ void append_worker(std::string& out, const worker_entry& e, const std::string& c
   optional(r.last_error);
   out += ",\"coordinationMode\":";
   json_text::append_string(out, r.coordination_mode);
+  out += ",\"coordinationWarning\":";
+  optional(e.coordination_warning);
   out += ",\"configSource\":";
   optional(r.config_source);
   out += ",\"registeredAt\":";

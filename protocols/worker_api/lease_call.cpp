@@ -136,6 +136,56 @@ lease_call_outcome decode_lease_call(lease_verb v, std::string_view body) {
   return out;
 }
 
+namespace {
+
+bool read_contended(const json& doc, std::vector<acquire_answer::share>& out) {
+  auto it = doc.find("contended");
+  if (it == doc.end())
+    return true; // an older control plane: nothing is contended
+  if (!it->is_array() || it->size() > max_lease_items)
+    return false;
+  for (const auto& c : *it) {
+    acquire_answer::share s;
+    uint64_t n = 0;
+    if (!c.is_object() || !read_name(c, "cluster", s.cluster)
+        || !read_uint(c, "share", 1, max_count, n))
+      return false;
+    s.slots = static_cast<uint32_t>(n);
+    out.push_back(std::move(s));
+  }
+  return true;
+}
+
+json contended_json(const acquire_answer& a) {
+  json out = json::array();
+  for (const auto& c : a.contended)
+    out.push_back({{"cluster", c.cluster}, {"share", c.slots}});
+  return out;
+}
+
+} // namespace
+
+std::string encode(lease_verb v, const acquire_answer& a) {
+  if (v == lease_verb::acquire)
+    return encode(a);
+  json doc = {{"contended", contended_json(a)}};
+  if (v == lease_verb::release)
+    doc["released"] = true;
+  else
+    doc["leaseTtlSecs"] = a.lease_ttl_secs;
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<std::vector<acquire_answer::share>> decode_contended(std::string_view body) {
+  if (body.size() > max_lease_call_bytes || !json_text::nests_within(body, 3))
+    return std::nullopt;
+  auto doc = json::parse(body, nullptr, false);
+  std::vector<acquire_answer::share> out;
+  if (doc.is_discarded() || !doc.is_object() || !read_contended(doc, out))
+    return std::nullopt;
+  return out;
+}
+
 std::string encode(const acquire_answer& a) {
   json granted = json::array();
   for (const auto& g : a.granted)
@@ -149,7 +199,8 @@ std::string encode(const acquire_answer& a) {
                       {"max", d.max}});
   json doc = {{"granted", std::move(granted)},
               {"denied", std::move(denied)},
-              {"leaseTtlSecs", a.lease_ttl_secs}};
+              {"leaseTtlSecs", a.lease_ttl_secs},
+              {"contended", contended_json(a)}};
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -189,6 +240,8 @@ std::optional<acquire_answer> decode_acquire_answer(std::string_view body) {
     x.max = static_cast<uint32_t>(max);
     a.denied.push_back(std::move(x));
   }
+  if (!read_contended(doc, a.contended))
+    return std::nullopt;
   return a;
 }
 

@@ -78,13 +78,29 @@ struct acquire_answer {
   std::vector<lease_item> granted;
   std::vector<denial> denied;
   uint32_t lease_ttl_secs = 0;
+  /// Clusters other workers wait for, each with a fair share (the limit
+  /// over the workers that want slots there): a worker holding more than
+  /// its share gives a slot back as its query ends, rather than keeping it
+  /// for its own queue; at or under it, it keeps them.
+  struct share {
+    std::string cluster;
+    uint32_t slots = 0;
+    bool operator==(const share&) const = default;
+  };
+  std::vector<share> contended;
 
   bool operator==(const acquire_answer&) const = default;
 };
 
+/// The answer to a call of verb v: acquire's whole; release and renew
+/// carry only leaseTtlSecs (renew) and contended.
+std::string encode(lease_verb v, const acquire_answer& a);
 std::string encode(const acquire_answer& a);
 
 /// A control plane's answer as the worker reads it; none when malformed.
 std::optional<acquire_answer> decode_acquire_answer(std::string_view body);
+
+/// The `contended` list of any lease answer; none when malformed.
+std::optional<std::vector<acquire_answer::share>> decode_contended(std::string_view body);
 
 } // namespace qf::worker_api

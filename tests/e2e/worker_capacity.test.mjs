@@ -65,9 +65,22 @@ async function held(cp, name) {
   return leases.duck ?? 0;
 }
 
+/// An answer without its `contended` list (checked on its own where it matters).
+function bare(body) {
+  const { contended, ...rest } = body;
+  assert.ok(Array.isArray(contended), `contended: ${JSON.stringify(body)}`);
+  return rest;
+}
+
+/// The fair share an answer gives on duck, or null when duck is not contended.
+function shareOf(body) {
+  const c = body.contended.find((x) => x.cluster === 'duck');
+  return c ? c.share : null;
+}
+
 test('every bad capacity call is refused with its status and code, and nothing changes', async (t) => {
   const { cp } = await controlPlane(t, 27600, 27601);
-  assert.deepEqual((await ok(cp, 'renew', { ...who('w1', 1), heartbeatIntervalSecs: HB, holding: hold(2) })).body,
+  assert.deepEqual(bare((await ok(cp, 'renew', { ...who('w1', 1), heartbeatIntervalSecs: HB, holding: hold(2) })).body),
     { leaseTtlSecs: 3 * HB });
   await ok(cp, 'renew', { ...who('w1', 5), heartbeatIntervalSecs: HB, holding: hold(2) }); // the last seq is 5
   assert.equal(await held(cp, 'w1'), 2);
@@ -148,7 +161,7 @@ test('every bad capacity call is refused with its status and code, and nothing c
   assert.equal(await leasesOf(cp, 'w9'), null, 'no session for w9');
   assert.deepEqual((await runRaw(cp.trinoUrl, 'SELECT v FROM t')).data, [[42]]);
   assert.equal(await running(cp), 2, 'the query gave its slot back');
-  assert.deepEqual((await ok(cp, 'release', { ...who('w1', 6), releases: hold(2) })).body, { released: true });
+  assert.deepEqual(bare((await ok(cp, 'release', { ...who('w1', 6), releases: hold(2) })).body), { released: true });
   assert.equal(await held(cp, 'w1'), 0);
   assert.equal(await running(cp), 0);
 });
@@ -172,16 +185,20 @@ test('grants and denials against the group limit; repeats, waits, releases; a ne
 
   // L+1 for w1: L granted, 1 denied.
   const first = await ok(cp, 'acquire', { ...who('w1', 2), requests: want(L + 1), waitMs: 0 });
-  assert.deepEqual(first.body, {
+  assert.deepEqual(bare(first.body), {
     granted: [{ cluster: 'duck', count: L }],
     denied: [{ cluster: 'duck', group: 'g', count: 1, running: L, max: L }],
     leaseTtlSecs: 3 * HB,
   });
   assert.equal(await running(cp), L);
   const w2denied = await ok(cp, 'acquire', { ...who('w2', 2), requests: want(1) });
-  assert.deepEqual(w2denied.body, {
+  assert.deepEqual(bare(w2denied.body), {
     granted: [], denied: [{ cluster: 'duck', group: 'g', count: 1, running: L, max: L }], leaseTtlSecs: 3 * HB,
   });
+  // Both want slots on duck now: each one's fair share is at most half.
+  assert.ok(shareOf(first.body) >= 1 && shareOf(first.body) <= L, JSON.stringify(first.body));
+  const share = shareOf(w2denied.body);
+  assert.ok(share >= 1 && share <= Math.ceil(L / 2), `share ${share} of ${L}`);
 
   // A repeat of w1's acquire: the same answer, nothing taken twice.
   const again = await ok(cp, 'acquire', { ...who('w1', 2), requests: want(L + 1), waitMs: 0 });
@@ -191,7 +208,7 @@ test('grants and denials against the group limit; repeats, waits, releases; a ne
   assert.equal(await held(cp, 'w2'), 0);
 
   // w1 gives one back; w2 gets it.
-  assert.deepEqual((await ok(cp, 'release', { ...who('w1', 3), releases: hold(1) })).body, { released: true });
+  assert.deepEqual(bare((await ok(cp, 'release', { ...who('w1', 3), releases: hold(1) })).body), { released: true });
   assert.equal(await running(cp), L - 1);
   assert.deepEqual((await ok(cp, 'acquire', { ...who('w2', 3), requests: want(1) })).body.granted, [{ cluster: 'duck', count: 1 }]);
   assert.equal(await running(cp), L);
@@ -210,7 +227,7 @@ test('grants and denials against the group limit; repeats, waits, releases; a ne
   await ok(cp, 'release', { ...who('w1', 4), releases: hold(1) });
   const woken = await waiting;
   assert.equal(woken.status, 200, woken.text);
-  assert.deepEqual(woken.body, { granted: [{ cluster: 'duck', count: 1 }], denied: [], leaseTtlSecs: 3 * HB });
+  assert.deepEqual(bare(woken.body), { granted: [{ cluster: 'duck', count: 1 }], denied: [], leaseTtlSecs: 3 * HB });
   assert.ok(answeredAt - sentAt < 1000, `answered after ${answeredAt - sentAt} ms, before its 1000 ms wait ended`);
   assert.equal(await running(cp), L);
   assert.equal(await held(cp, 'w1'), L - 2);

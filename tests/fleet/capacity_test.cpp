@@ -99,3 +99,32 @@ TEST_F(fleet_test, the_leases_of_a_killed_worker_come_back_after_their_ttl) {
             0);
   EXPECT_FALSE(has_lease_session(f, "doomed"));
 }
+
+TEST_F(fleet_test, workers_that_share_clusters_with_local_limits_are_warned_about) {
+  fleet f{{postgres_fleet(url, 2), url, ""}};
+  auto local = [](std::string worker) {
+    auto w = worker_named(std::move(worker), 1);
+    w.node_yaml = "coordination: { mode: local }\n";
+    return w;
+  };
+  f.add_worker(local("solo"));
+  f.add_worker(sharing_worker("shared"));
+  auto warning = [&](const std::string& worker) {
+    auto w = f.admin("GET", "/admin/workers/" + worker).json();
+    return w.is_object() && w["coordinationWarning"].is_string()
+             ? w["coordinationWarning"].get<std::string>()
+             : std::string{};
+  };
+  ASSERT_TRUE(eventually([&] { return f.admin("GET", "/admin/workers/shared").status == 200; }));
+  // One worker on local limits is what the mode is for.
+  EXPECT_EQ(warning("solo"), "");
+  f.add_worker(local("second"));
+  ASSERT_TRUE(eventually([&] { return !warning("second").empty(); }));
+  EXPECT_NE(warning("solo").find("multiplied by 2"), std::string::npos) << warning("solo");
+  EXPECT_EQ(warning("shared"), "");
+  // Each runs up to the whole limit: the warning is true.
+  EXPECT_EQ(trino_once(f.worker(0).trino_port(), "SELECT 1"), "");
+  // One of them leaves: no warning left.
+  f.stop_worker(2);
+  EXPECT_TRUE(eventually([&] { return warning("solo").empty(); }, 60s));
+}

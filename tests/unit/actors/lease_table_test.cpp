@@ -98,7 +98,8 @@ protected:
   }
 
   caf::error error_of_release(std::string worker, uint64_t seq, uint32_t count) {
-    auto r = ask<atom::ok>(atom::release::value, call(std::move(worker), seq, count));
+    auto r = ask<worker_api::acquire_answer>(atom::release::value,
+                                             call(std::move(worker), seq, count));
     EXPECT_TRUE(*r);
     return *r && !**r ? (*r)->error() : caf::error{};
   }
@@ -106,9 +107,9 @@ protected:
   void renew(std::string worker, uint64_t seq, uint32_t holding, std::string incarnation = "i1") {
     auto c = call(std::move(worker), seq, 0, std::move(incarnation));
     c.items.push_back({"pg", "", holding});
-    auto r = ask<uint32_t>(atom::renew::value, c);
+    auto r = ask<worker_api::acquire_answer>(atom::renew::value, c);
     ASSERT_TRUE(*r && **r);
-    EXPECT_EQ(***r, 3u); // three intervals of a second
+    EXPECT_EQ((**r)->lease_ttl_secs, 3u); // three intervals of a second
   }
 
   caf::actor_system_config cfg;
@@ -242,4 +243,30 @@ TEST_F(lease_table_test, no_slot_is_granted_during_the_grace_after_start) {
   sched.run();
   renew("a", 3, 2);
   EXPECT_EQ(acquire("a", 4, 1), 1u);
+}
+
+TEST_F(lease_table_test, a_denial_makes_the_cluster_contended_with_a_fair_share_for_each) {
+  start();
+  renew("a", 1, 0);
+  renew("b", 1, 0);
+  EXPECT_EQ(acquire("a", 2, 3), 3u);
+  auto r = ask<worker_api::acquire_answer>(atom::acquire::value, call("b", 2, 2));
+  ASSERT_TRUE(*r && **r);
+  ASSERT_EQ((**r)->contended.size(), 1u);
+  EXPECT_EQ((**r)->contended[0].cluster, "pg");
+  EXPECT_EQ((**r)->contended[0].slots, 2u); // 3 over the two who want slots
+  // The holder hears it with its next call, and gives back what is over.
+  auto c = call("a", 3, 0);
+  c.items.push_back({"pg", "", 3});
+  auto news = ask<worker_api::acquire_answer>(atom::renew::value, c);
+  ASSERT_TRUE(*news && **news);
+  ASSERT_EQ((**news)->contended.size(), 1u);
+  EXPECT_EQ((**news)->contended[0].slots, 2u);
+  // A second after the last denial nobody waits: not contended.
+  sched.advance_time(1500ms);
+  sched.run();
+  c.seq = 4;
+  auto later = ask<worker_api::acquire_answer>(atom::renew::value, c);
+  ASSERT_TRUE(*later && **later);
+  EXPECT_TRUE((**later)->contended.empty());
 }
