@@ -6,6 +6,7 @@
 // arrives, so each takes one acquire from the control plane (the release
 // goes after the answer). Prints p50 and p99 of each and the difference.
 // Usage: lease_latency [QUERIES=500]
+#include "bench/percentile.hpp"
 #include "tests/support/fleet.hpp"
 
 #include <pqxx/pqxx>
@@ -17,16 +18,7 @@
 using namespace qf;
 using namespace qf::test_support;
 using clock_type = std::chrono::steady_clock;
-
-namespace {
-
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  auto i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
-} // namespace
+using qf::bench::percentile;
 
 int main(int argc, char** argv) {
   int queries = argc > 1 ? std::atoi(argv[1]) : 500;

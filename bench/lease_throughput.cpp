@@ -32,6 +32,22 @@ std::string database_url() {
   return url ? url : "postgres://postgres@127.0.0.1:15432/postgres";
 }
 
+/// Pairs per second counted by `pairs` over `seconds`, after a second's
+/// warm-up; then stops the callers.
+double rate_of(std::atomic<uint64_t>& pairs, int seconds, std::atomic<bool>& run,
+               std::vector<std::thread>& callers) {
+  std::this_thread::sleep_for(std::chrono::seconds(1)); // warm-up
+  auto from = pairs.load();
+  auto start = clock_type::now();
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  auto got = pairs.load() - from;
+  auto elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+  run = false;
+  for (auto& c : callers)
+    c.join();
+  return static_cast<double>(got) / elapsed;
+}
+
 double leased(int seconds, int workers, int threads, int limit) {
   auto fleet_yaml = "clusters:\n  lite: { engine: sqlite }\nclusterGroups:\n  g: { members: [lite], "
                     "maxRunningQueries: "
@@ -90,15 +106,7 @@ double leased(int seconds, int workers, int threads, int limit) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   });
-  std::this_thread::sleep_for(std::chrono::seconds(1)); // warm-up
-  auto from = pairs.load();
-  auto start = clock_type::now();
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  auto got = pairs.load() - from;
-  auto elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
-  run = false;
-  for (auto& c : callers)
-    c.join();
+  auto rate = rate_of(pairs, seconds, run, callers);
   sampler.join();
   if (over.load() > 0)
     std::fprintf(stderr, "over the limit: %u running\n", over.load());
@@ -110,7 +118,7 @@ double leased(int seconds, int workers, int threads, int limit) {
   }
   std::printf("per worker: least %llu, most %llu pairs (whole run)\n",
               static_cast<unsigned long long>(least), static_cast<unsigned long long>(most));
-  return static_cast<double>(got) / elapsed;
+  return rate;
 }
 
 double durable_rows(int seconds, int callers_n, int limit) {
@@ -164,20 +172,12 @@ double durable_rows(int seconds, int callers_n, int limit) {
         ++pairs;
       }
     });
-  std::this_thread::sleep_for(std::chrono::seconds(1));
-  auto from = pairs.load();
-  auto start = clock_type::now();
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  auto got = pairs.load() - from;
-  auto elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
-  run = false;
-  for (auto& c : callers)
-    c.join();
+  auto rate = rate_of(pairs, seconds, run, callers);
   pqxx::connection c{url};
   pqxx::work tx{c};
   tx.exec("DROP TABLE bench_leases, bench_counters");
   tx.commit();
-  return static_cast<double>(got) / elapsed;
+  return rate;
 }
 
 } // namespace
