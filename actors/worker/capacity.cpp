@@ -130,6 +130,8 @@ void look(self_ptr self) {
     return;
   }
   st.dirty = false;
+  if (st.draining && st.drain_waiters.empty())
+    return; // given back and heard: nothing more goes out
   if (st.resync || st.draining)
     return send_renew(self);
   auto active = active_of(self);
@@ -393,7 +395,7 @@ capacity_actor::behavior_type capacity(capacity_actor::stateful_pointer<capacity
         return look(self);
       }
       self->delayed_send(self, probe_every, atom::tick::value, true);
-      if (st.in_flight)
+      if (st.in_flight || (st.draining && st.drain_waiters.empty()))
         return;
       if (st.resync || st.dirty)
         return look(self);

@@ -112,14 +112,15 @@ private:
   std::thread thread_;
 };
 
-/// The statements PostgreSQL runs for the gateway now (the tests' queries
-/// are all pg_sleep).
+/// The statements PostgreSQL runs for the gateway now, in the test's own
+/// database (the tests' queries are all pg_sleep; other tests run at once).
 inline std::function<uint32_t()> engine_count(const std::string& url) {
   auto conn = std::make_shared<pqxx::connection>(url);
   return [conn] {
     pqxx::nontransaction tx{*conn};
     auto r = tx.exec("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
-                     "AND query LIKE 'SELECT pg_sleep(%' AND pid <> pg_backend_pid()");
+                     "AND query LIKE 'SELECT pg_sleep(%' AND pid <> pg_backend_pid() "
+                     "AND datname = current_database()");
     return r[0][0].as<uint32_t>();
   };
 }
