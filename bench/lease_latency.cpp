@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <thread>
 
 using namespace qf;
 using namespace qf::test_support;
@@ -47,28 +48,29 @@ int main(int argc, char** argv) {
     conns.push_back(std::make_unique<pqxx::connection>(
       "host=127.0.0.1 port=" + std::to_string(f.worker(w).postgres_port())
       + " user=bench dbname=demo"));
-  std::vector<double> times[2];
-  for (int q = 0; q < queries + 20; ++q)
-    for (size_t w = 0; w < 2; ++w) {
-      auto start = clock_type::now();
-      try {
+  auto run = [&](int n, std::chrono::milliseconds apart, const char* what) {
+    std::vector<double> times[2];
+    for (int q = 0; q < n + 20; ++q)
+      for (size_t w = 0; w < 2; ++w) {
+        // The spacing of the queries, not a wait for anything.
+        std::this_thread::sleep_for(apart);
+        auto start = clock_type::now();
         pqxx::nontransaction tx{*conns[w]};
         tx.exec("SELECT 1");
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "query failed: %s\n", e.what());
-        return 1;
+        auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+        if (q >= 20) // after a warm-up
+          times[w].push_back(ms);
       }
-      auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
-      if (q >= 20) // after a warm-up
-        times[w].push_back(ms);
-    }
-  std::printf("%d queries each, one at a time, PostgreSQL wire, SQLite\n", queries);
-  std::printf("%-28s p50 %6.2f ms   p99 %6.2f ms\n", "coordination: controlPlane",
-              percentile(times[0], 0.5), percentile(times[0], 0.99));
-  std::printf("%-28s p50 %6.2f ms   p99 %6.2f ms\n", "coordination: local",
-              percentile(times[1], 0.5), percentile(times[1], 0.99));
-  std::printf("added by the lease: p50 %+.2f ms, p99 %+.2f ms\n",
-              percentile(times[0], 0.5) - percentile(times[1], 0.5),
-              percentile(times[0], 0.99) - percentile(times[1], 0.99));
+    std::printf("%d queries each, one at a time, %s (PostgreSQL wire, SQLite)\n", n, what);
+    std::printf("  %-28s p50 %6.2f ms   p99 %6.2f ms\n", "coordination: controlPlane",
+                percentile(times[0], 0.5), percentile(times[0], 0.99));
+    std::printf("  %-28s p50 %6.2f ms   p99 %6.2f ms\n", "coordination: local",
+                percentile(times[1], 0.5), percentile(times[1], 0.99));
+    std::printf("  added by the lease: p50 %+.2f ms, p99 %+.2f ms\n",
+                percentile(times[0], 0.5) - percentile(times[1], 0.5),
+                percentile(times[0], 0.99) - percentile(times[1], 0.99));
+  };
+  run(queries, std::chrono::milliseconds(0), "back to back");
+  run(std::max(queries / 5, 50), std::chrono::milliseconds(30), "30 ms apart");
   return 0;
 }

@@ -22,6 +22,9 @@ constexpr auto call_timeout = 5s;
 constexpr auto max_backoff = 2s;
 /// How often a worker holding slots checks whether others wait for them.
 constexpr auto probe_every = 250ms;
+/// How long an idle slot is kept when nobody else waits: queries that come
+/// within it take no call.
+constexpr auto linger = 20ms;
 
 caf::weak_actor_ptr handle_of(self_ptr self) {
   return caf::actor_cast<caf::weak_actor_ptr>(self->ctrl());
@@ -138,6 +141,7 @@ void look(self_ptr self) {
   auto release = new_call(self);
   auto acquire = new_call(self);
   acquire.wait_ms = acquire_wait_ms;
+  bool lingering = false;
   if (active) {
     for (const auto& [name, c] : active->clusters) {
       if (!c->capacity)
@@ -153,8 +157,20 @@ void look(self_ptr self) {
       // Contended and over its share: a freed slot goes back rather than
       // to this worker's next waiter, who asks like everyone else.
       auto keep = want;
-      if (auto share = st.contended.find(name); share != st.contended.end())
+      if (auto share = st.contended.find(name); share != st.contended.end()) {
         keep = std::min<uint64_t>(want, std::max<uint64_t>(running, share->second));
+      } else if (want < granted) {
+        // Idle slots, nobody waiting for them elsewhere: kept a moment.
+        auto now = self->clock().now();
+        if (h.idle_since == caf::actor_clock::time_point{})
+          h.idle_since = now;
+        if (now - h.idle_since < linger) {
+          keep = granted;
+          lingering = true;
+        }
+      }
+      if (want >= granted || keep < granted)
+        h.idle_since = {};
       auto freed = keep < granted ? h.counter->shrink_grant(static_cast<uint32_t>(keep)) : 0u;
       if (freed > 0)
         release.items.push_back({name, "", freed});
@@ -175,6 +191,8 @@ void look(self_ptr self) {
       if (!listed)
         release.items.push_back({name, "", h.held});
     }
+  if (lingering) // the idle slots go back when the moment is over
+    self->delayed_send(self, linger, atom::want::value);
   if (!release.items.empty()) {
     st.dirty = !acquire.items.empty();
     return send(self, lease_verb::release, std::move(release));

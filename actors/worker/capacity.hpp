@@ -58,6 +58,9 @@ struct capacity_state {
     /// said.
     uint32_t held = 0;
     std::shared_ptr<slot_counter> counter;
+    /// Since when slots granted here were idle: kept for a moment (when
+    /// nobody else waits), so that the worker's next query finds one.
+    caf::actor_clock::time_point idle_since{};
   };
 
   struct call {
