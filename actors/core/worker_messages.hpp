@@ -105,6 +105,8 @@ struct capacity_status {
   /// (failClosed: leases expired, new queries wait).
   std::string state;
   std::map<std::string, uint32_t> held; // by cluster
+  /// Lease calls sent (repeats included), and those without a usable answer.
+  uint64_t calls = 0;
   uint64_t failures = 0;
   std::string last_error;
 };

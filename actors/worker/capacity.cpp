@@ -62,6 +62,7 @@ void send(self_ptr self, lease_verb verb, worker_api::lease_call body) {
   if (body.seq == 0)
     body.seq = st.next_seq++;
   st.last_sent = self->clock().now();
+  ++st.calls_total;
   st.in_flight = capacity_state::call{verb, std::move(body), st.last_sent};
   const auto& c = *st.in_flight;
   http_call call;
@@ -446,6 +447,7 @@ capacity_actor::behavior_type capacity(capacity_actor::stateful_pointer<capacity
       s.state = std::string{state_name(st.link)};
       for (const auto& [name, h] : st.clusters)
         s.held[name] = h.held;
+      s.calls = st.calls_total;
       s.failures = st.failures_total;
       s.last_error = st.last_error;
       return s;

@@ -88,6 +88,7 @@ struct capacity_state {
   std::map<std::string, uint32_t> contended;
   uint32_t failures = 0;
   uint64_t failures_total = 0;
+  uint64_t calls_total = 0;
   std::string last_error;
   std::mt19937 rng{std::random_device{}()};
   std::vector<caf::typed_response_promise<atom::ok>> drain_waiters;

@@ -154,7 +154,8 @@ private:
         json_text::append_string(out, cluster);
         out += ':' + std::to_string(n);
       }
-      out += "},\"failures\":" + std::to_string(leases->failures) + ",\"lastError\":";
+      out += "},\"calls\":" + std::to_string(leases->calls)
+             + ",\"failures\":" + std::to_string(leases->failures) + ",\"lastError\":";
       append_string_or_null(out, leases->last_error);
     }
     // The history policy in effect: the snapshot's, with this worker's own
