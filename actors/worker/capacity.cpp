@@ -40,13 +40,6 @@ std::chrono::seconds interval(const capacity_state& st) {
   return st.cfg->control_plane.heartbeat_interval;
 }
 
-std::string describe(const http_outcome& o) {
-  if (!o.answered())
-    return o.error.empty() ? std::string{"no answer"} : o.error;
-  auto text = o.body.substr(0, 300);
-  return "HTTP " + std::to_string(o.status) + (text.empty() ? "" : ": " + text);
-}
-
 worker_api::lease_call new_call(self_ptr self) {
   auto& st = self->state;
   worker_api::lease_call c;
@@ -375,14 +368,14 @@ void on_answer(self_ptr self, uint64_t seq, http_outcome& o) {
     // The control plane refuses the call itself (a config the worker does
     // not have yet, a bug): a renew sets the numbers straight.
     spdlog::error("capacity: the control plane refused a {}: {}",
-                  to_string(st.in_flight->verb), describe(o));
-    st.last_error = describe(o);
+                  to_string(st.in_flight->verb), o.describe());
+    st.last_error = o.describe();
     st.in_flight.reset();
     st.resync = true;
     ++st.failures;
     return schedule_look(self, backoff(st));
   }
-  failed(self, describe(o));
+  failed(self, o.describe());
 }
 
 std::string_view state_name(capacity_state::link_state s) {

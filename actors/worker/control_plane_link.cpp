@@ -38,13 +38,6 @@ http_fields auth_headers(const control_plane_link_state& st) {
           {"X-QueryFlux-Worker", st.cfg->worker_name}};
 }
 
-std::string describe(const http_outcome& o) {
-  if (!o.answered())
-    return o.error.empty() ? std::string{"no answer"} : o.error;
-  auto text = o.body.substr(0, 300);
-  return "HTTP " + std::to_string(o.status) + (text.empty() ? "" : ": " + text);
-}
-
 worker_api::worker_report report(const control_plane_link_state& st, bool draining) {
   const auto& cfg = *st.cfg;
   worker_api::worker_report r;
@@ -196,7 +189,7 @@ void on_poll_answer(self_ptr self, const http_outcome& o) {
   }
   ++st.failures;
   st.fresh_contact = true;
-  st.last_error = "cannot sync with the control plane: " + describe(o);
+  st.last_error = "cannot sync with the control plane: " + o.describe();
   auto delay = backoff_delay(st.failures, st.rng);
   spdlog::warn("{} (attempt {}; the active config keeps serving; next try in {} ms)",
                st.last_error, st.failures,
@@ -259,7 +252,7 @@ void on_beat_answer(self_ptr self, const http_outcome& o) {
                    st.cfg->worker_name);
     st.registered = true;
   } else {
-    spdlog::warn("heartbeat to the control plane failed: {}", describe(o));
+    spdlog::warn("heartbeat to the control plane failed: {}", o.describe());
   }
   if (st.beat_says_draining) { // not a beat still saying active
     for (auto& p : st.drain_waiters)
@@ -323,7 +316,7 @@ void on_peer_copy(self_ptr self, size_t index, const http_outcome& o) {
     next();
   };
   if (o.status != 200)
-    return refuse("peer " + peer + " has no config to share: " + describe(o));
+    return refuse("peer " + peer + " has no config to share: " + o.describe());
   auto decoded = worker_api::decode(o.body);
   if (!decoded.snapshot || !decoded.snapshot->confirmed_at_ms)
     return refuse("peer " + peer + " sent a config that does not verify: "

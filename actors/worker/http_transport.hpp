@@ -40,6 +40,15 @@ struct http_outcome {
   bool answered() const {
     return status != 0;
   }
+
+  /// For logs and lastError: the transport's error, or the status and the
+  /// start of the body.
+  std::string describe() const {
+    if (!answered())
+      return error.empty() ? std::string{"no answer"} : error;
+    auto text = body.substr(0, 300);
+    return "HTTP " + std::to_string(status) + (text.empty() ? "" : ": " + text);
+  }
 };
 
 class http_transport {

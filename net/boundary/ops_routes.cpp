@@ -146,15 +146,9 @@ private:
     if (leases) {
       out += ",\"state\":";
       json_text::append_string(out, leases->state);
-      out += ",\"leases\":{";
-      bool first = true;
-      for (const auto& [cluster, n] : leases->held) {
-        if (!std::exchange(first, false))
-          out += ',';
-        json_text::append_string(out, cluster);
-        out += ':' + std::to_string(n);
-      }
-      out += "},\"calls\":" + std::to_string(leases->calls)
+      out += ",\"leases\":";
+      append_counts(out, leases->held);
+      out += ",\"calls\":" + std::to_string(leases->calls)
              + ",\"failures\":" + std::to_string(leases->failures) + ",\"lastError\":";
       append_string_or_null(out, leases->last_error);
     }

@@ -125,19 +125,10 @@ void append_worker(std::string& out, const worker_entry& e, const std::string& c
          + (r.heartbeat_interval_secs > 0 ? std::to_string(r.heartbeat_interval_secs) : "null");
   // The slots it holds per cluster (shared capacity), null without a session.
   out += ",\"leases\":";
-  if (auto l = leases.find(r.name); l != leases.end()) {
-    out += '{';
-    bool first = true;
-    for (const auto& [cluster, n] : l->second) {
-      if (!std::exchange(first, false))
-        out += ',';
-      json_text::append_string(out, cluster);
-      out += ':' + std::to_string(n);
-    }
-    out += '}';
-  } else {
+  if (auto l = leases.find(r.name); l != leases.end())
+    append_counts(out, l->second);
+  else
     out += "null";
-  }
   out += '}';
 }
 
@@ -172,6 +163,18 @@ void append_labels(std::string& out, const std::map<std::string, std::string>& l
     json_text::append_string(out, k);
     out += ':';
     json_text::append_string(out, v);
+  }
+  out += '}';
+}
+
+void append_counts(std::string& out, const std::map<std::string, uint32_t>& counts) {
+  out += '{';
+  bool first = true;
+  for (const auto& [key, n] : counts) {
+    if (!std::exchange(first, false))
+      out += ',';
+    json_text::append_string(out, key);
+    out += ':' + std::to_string(n);
   }
   out += '}';
 }

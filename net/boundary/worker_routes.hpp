@@ -36,6 +36,9 @@ void append_string_or_null(std::string& out, const std::string& s);
 /// Appends {"key":"value",...}.
 void append_labels(std::string& out, const std::map<std::string, std::string>& labels);
 
+/// Appends {"cluster":n,...} (slots held per cluster).
+void append_counts(std::string& out, const std::map<std::string, uint32_t>& counts);
+
 /// Milliseconds since the epoch as 2026-12-02T07:14:32.123Z.
 std::string iso_time(int64_t ms);
 
