@@ -89,6 +89,24 @@ std::map<std::string, std::string> worker_labels_of(const config::node& q) {
   return labels;
 }
 
+/// How other replicas reach this one's admin port: workerApi.advertiseUrl,
+/// else the address it listens on or, listening on every address, the
+/// host name.
+std::string advertised_url(const config::node& q, const std::string& address, uint16_t port) {
+  if (q.worker_api.advertise_url)
+    return *q.worker_api.advertise_url;
+  auto host = address;
+  if (host == "0.0.0.0" || host == "::" || host.empty()) {
+    char name[256] = {};
+    gethostname(name, sizeof(name) - 1);
+    host = name;
+  } else if (host.find(':') != std::string::npos) {
+    host = "[" + host + "]";
+  }
+  auto scheme = q.admin.tls_cert_file.empty() ? "http://" : "https://";
+  return scheme + host + ":" + std::to_string(port);
+}
+
 struct server::impl {
   config::gateway_config cfg;
   std::unique_ptr<caf::actor_system_config> actor_cfg;
@@ -114,6 +132,10 @@ server::server(startup::served_config served, server_options opts)
     if (!m.transport)
       m.transport = std::make_shared<http::client>(q.control_plane.tls_ca_file);
     worker = worker_identity{worker_name_of(q), worker_labels_of(q), m.transport};
+  } else if (q.worker_api.enabled && q.persistence.type == "postgres") {
+    // Replicas forward workers' lease calls to the one that owns them.
+    m.transport = std::make_shared<http::client>("");
+    opts.node.replica_transport = m.transport;
   }
   m.gateway = std::make_unique<node>(*m.sys, m.cfg, std::move(served.fleet),
                                      std::move(served.file_text), std::move(worker), opts.node);
@@ -154,6 +176,8 @@ server::server(startup::served_config served, server_options opts)
   }
   m.web->start(opts.http_threads);
   m.wire->start();
+  if (opts.node.replica_transport)
+    m.gateway->elect_lease_owner(advertised_url(q, opts.address, m.admin));
 }
 
 server::~server() {

@@ -82,18 +82,41 @@ caf::error check_items(self_ptr self, const worker_api::lease_call& c, bool with
 /// How long a cluster counts as contended after it denied a worker.
 constexpr auto contended_for = std::chrono::seconds(1);
 
-/// The clusters of the call and of the worker's session that others wait
-/// for (a slot denied a moment ago), each with its fair share: the limit
-/// over the workers holding or wanting slots there.
-std::vector<worker_api::acquire_answer::share>
-contended(self_ptr self, const session* s, const worker_api::lease_call& c) {
+bool recently(const std::map<std::string, caf::actor_clock::time_point>& denied,
+              const std::string& cluster, caf::actor_clock::time_point now) {
+  auto d = denied.find(cluster);
+  return d != denied.end() && now - d->second < contended_for;
+}
+
+/// A cluster's fair share while others wait for it (a slot denied a
+/// moment ago, or the control plane's own queries queued for it): the
+/// limit over those holding or wanting slots there, the control plane's
+/// own queries one of them.
+std::optional<uint32_t> share_of(self_ptr self, const std::string& cluster) {
   auto& st = self->state;
   auto now = self->clock().now();
-  auto recent = [&](const std::map<std::string, caf::actor_clock::time_point>& m,
-                    const std::string& cluster) {
-    auto d = m.find(cluster);
-    return d != m.end() && now - d->second < contended_for;
-  };
+  auto state = cluster_named(self, cluster);
+  if (!state)
+    return std::nullopt;
+  bool own_waiting = state->queued() > 0;
+  if (!own_waiting && !recently(st.denied_at, cluster, now))
+    return std::nullopt;
+  uint32_t demanding = own_waiting ? 1 : 0;
+  for (const auto& [name, other] : st.sessions) {
+    auto h = other.held.find(cluster);
+    if ((h != other.held.end() && h->second.count > 0) || recently(other.denied_at, cluster, now))
+      ++demanding;
+  }
+  demanding = std::max(demanding, 1u);
+  // Rounded down: the shares fit in the limit, so a party at its share
+  // never leaves another without one.
+  return std::max(1u, state->limit / demanding);
+}
+
+/// The clusters of the call and of the worker's session that others wait
+/// for, each with its fair share.
+std::vector<worker_api::acquire_answer::share>
+contended(self_ptr self, const session* s, const worker_api::lease_call& c) {
   std::set<std::string> names;
   for (const auto& item : c.items)
     names.insert(item.cluster);
@@ -101,21 +124,9 @@ contended(self_ptr self, const session* s, const worker_api::lease_call& c) {
     for (const auto& [cluster, h] : s->held)
       names.insert(cluster);
   std::vector<worker_api::acquire_answer::share> out;
-  for (const auto& cluster : names) {
-    if (!recent(st.denied_at, cluster))
-      continue;
-    auto state = cluster_named(self, cluster);
-    if (!state)
-      continue;
-    uint32_t demanding = 0;
-    for (const auto& [name, other] : st.sessions) {
-      auto h = other.held.find(cluster);
-      if ((h != other.held.end() && h->second.count > 0) || recent(other.denied_at, cluster))
-        ++demanding;
-    }
-    demanding = std::max(demanding, 1u);
-    out.push_back({cluster, std::max(1u, (state->limit + demanding - 1) / demanding)});
-  }
+  for (const auto& cluster : names)
+    if (auto share = share_of(self, cluster))
+      out.push_back({cluster, *share});
   return out;
 }
 
@@ -128,14 +139,23 @@ worker_api::acquire_answer grant(self_ptr self, session& s, const worker_api::le
   for (const auto& item : c.items) {
     auto cluster = cluster_named(self, item.cluster);
     uint32_t got = 0;
-    if (cluster && !in_grace)
-      got = cluster->running_counter()->take_up_to(item.count, cluster->limit);
+    // While others wait, nobody gets past a fair share.
+    auto wanted = item.count;
+    if (auto share = cluster ? share_of(self, item.cluster) : std::nullopt) {
+      auto h = s.held.find(item.cluster);
+      auto held = h == s.held.end() ? 0u : h->second.count;
+      wanted = std::min(wanted, *share > held ? *share - held : 0u);
+    }
+    if (cluster && !in_grace && wanted > 0)
+      got = cluster->running_counter()->take_up_to(wanted, cluster->limit);
     if (got > 0) {
       auto& h = s.held[item.cluster];
       h.counter = cluster->running_counter();
       h.count += got;
       a.granted.push_back({item.cluster, "", got});
     }
+    if (got == item.count) // it has what it asked for: it waits no more
+      s.denied_at.erase(item.cluster);
     if (got < item.count) {
       a.denied.push_back({item.cluster, item.group, item.count - got,
                           cluster ? cluster->running() : 0, cluster ? cluster->limit : 0});
@@ -190,6 +210,8 @@ void retry_waiting(self_ptr self) {
   schedule_retry(self);
 }
 
+void end_grace(self_ptr self);
+
 void sweep(self_ptr self) {
   auto& st = self->state;
   auto now = self->clock().now();
@@ -205,9 +227,144 @@ void sweep(self_ptr self) {
       spdlog::warn("the leases of worker {} expired ({} slots back): it renewed none for {} s",
                    i->first, n, i->second.ttl_secs);
     free_all(self, i->second);
+    bool last = st.awaited.erase(i->first) > 0 && st.awaited.empty();
     i = st.sessions.erase(i);
+    if (last) // the last holder the record named is gone
+      end_grace(self);
   }
+  if (st.owner && !st.own_admitting && now >= st.grace_ends)
+    end_grace(self);
   retry_waiting(self);
+}
+
+/// The grace is over: this replica's own queries admit on its counters
+/// again (until then they keep what they run: a holding the record missed
+/// is not theirs to take).
+void end_grace(self_ptr self) {
+  auto& st = self->state;
+  st.grace_ends = std::min(st.grace_ends, self->clock().now());
+  if (st.owner && !st.own_admitting && st.cfg.replica_client) {
+    st.own_admitting = true;
+    self->send(st.cfg.replica_client, atom::leader::value);
+  }
+}
+
+/// A holder of the record renewed: once all have, the grace is over.
+void heard_from(self_ptr self, const std::string& worker) {
+  auto& st = self->state;
+  if (st.awaited.erase(worker) > 0 && st.awaited.empty()) {
+    spdlog::info("lease table: every holder in the record renewed; granting again");
+    end_grace(self);
+  }
+}
+
+/// This replica owns the leases now: every holding in the record is
+/// counted (a session that only a renew can take on) until its holder
+/// renews or its TTL ends.
+void take_over(self_ptr self, const lease_takeover& t) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  st.owner = true;
+  st.awaited.clear();
+  st.last_written.clear();
+  uint32_t slots = 0;
+  for (const auto& row : t.rows) {
+    // Its own queries are on its own counters already.
+    if (row.holder == st.cfg.replica || row.expires_in_ms <= 0)
+      continue;
+    auto cluster = cluster_named(self, row.cluster);
+    if (!cluster)
+      continue;
+    auto& s = st.sessions[row.holder];
+    s.ttl_secs = row.ttl_secs;
+    s.expires = std::max(s.expires, now + std::chrono::milliseconds(row.expires_in_ms));
+    auto& h = s.held[row.cluster];
+    h.counter = cluster->running_counter();
+    h.counter->force_take(row.count);
+    h.count += row.count;
+    slots += row.count;
+    // The last owner's own queries ended with it, or it renews as a
+    // follower: nobody waits for it.
+    if (row.holder != t.previous_owner)
+      st.awaited.insert(row.holder);
+  }
+  st.grace_ends = now + st.cfg.grace;
+  st.own_admitting = false;
+  spdlog::info("lease table: owner now, {} slots of {} holders from the record{}", slots,
+               st.sessions.size(),
+               st.awaited.empty() ? "" : "; granting once they renewed (or the grace ends)");
+  if (st.awaited.empty())
+    end_grace(self);
+  if (st.cfg.forwarder)
+    self->send(st.cfg.forwarder, atom::follow::value, std::string{});
+  self->send(self, atom::flush::value);
+}
+
+/// Another replica owns the leases (or, "", none is known): calls go
+/// there, and what this table counted is given back to the counters.
+void follow(self_ptr self, const std::string& url) {
+  auto& st = self->state;
+  if (st.owner) {
+    spdlog::warn("lease table: another replica owns the leases now ({})",
+                 url.empty() ? "not known yet" : url);
+    for (auto& [name, s] : st.sessions)
+      free_all(self, s);
+    st.sessions.clear();
+    st.awaited.clear();
+    for (auto& w : st.waiting)
+      w.promise.deliver(make_error(errc::lease_owner_unavailable,
+                                   "this control-plane replica no longer owns the leases"));
+    st.waiting.clear();
+  }
+  st.owner = false;
+  self->send(st.cfg.forwarder, atom::follow::value, url);
+  if (st.cfg.replica_client)
+    self->send(st.cfg.replica_client, atom::follow::value, url);
+}
+
+/// What the owner counts, per holder and cluster (its own queries under
+/// its replica name), as the record should hold it.
+std::vector<lease_row> counted(self_ptr self) {
+  auto& st = self->state;
+  std::vector<lease_row> rows;
+  std::map<std::string, uint32_t> leased;
+  for (const auto& [name, s] : st.sessions)
+    for (const auto& [cluster, h] : s.held)
+      if (h.count > 0) {
+        rows.push_back({name, cluster, h.count, s.ttl_secs, 0});
+        leased[cluster] += h.count;
+      }
+  if (auto active = st.cfg.cell->load())
+    for (const auto& [name, c] : active->clusters) {
+      auto running = c->running();
+      if (running > leased[name])
+        rows.push_back({st.cfg.replica, name, running - leased[name], st.cfg.own_ttl_secs, 0});
+    }
+  return rows;
+}
+
+/// One write at a time, and only when something changed.
+void write_record(self_ptr self) {
+  auto& st = self->state;
+  if (st.writing || !st.record)
+    return;
+  auto rows = counted(self);
+  if (rows == st.last_written)
+    return;
+  st.writing = true;
+  self->request(st.record, std::chrono::seconds(10), atom::put::value, rows)
+    .then(
+      [self, rows](atom::ok) {
+        self->state.writing = false;
+        self->state.last_written = rows;
+        self->state.record_failing = false;
+      },
+      [self](caf::error& err) {
+        self->state.writing = false;
+        if (!std::exchange(self->state.record_failing, true))
+          spdlog::warn("lease table: the record is not written ({}); trying again",
+                       message_of(err));
+      });
 }
 
 } // namespace
@@ -215,11 +372,14 @@ void sweep(self_ptr self) {
 lease_table_actor::behavior_type
 lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_table_settings cfg) {
   self->state.cfg = std::move(cfg);
+  self->state.owner = !self->state.cfg.replicated;
   self->state.grace_ends = self->clock().now() + self->state.cfg.grace;
   self->delayed_send(self, self->state.cfg.sweep_every, atom::sweep::value);
   return {
     [self](atom::acquire, worker_api::lease_call& c)
       -> caf::result<worker_api::acquire_answer> {
+      if (!self->state.owner)
+        return self->delegate(self->state.cfg.forwarder, atom::acquire::value, std::move(c));
       auto found = session_for(self, c);
       if (!found)
         return found.error();
@@ -249,6 +409,8 @@ lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_t
     },
     [self](atom::release, worker_api::lease_call& c)
       -> caf::result<worker_api::acquire_answer> {
+      if (!self->state.owner)
+        return self->delegate(self->state.cfg.forwarder, atom::release::value, std::move(c));
       auto found = session_for(self, c);
       if (!found)
         return found.error();
@@ -284,6 +446,9 @@ lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_t
     },
     [self](atom::renew, worker_api::lease_call& c) -> caf::result<worker_api::acquire_answer> {
       auto& st = self->state;
+      if (!st.owner)
+        return self->delegate(st.cfg.forwarder, atom::renew::value, std::move(c));
+      heard_from(self, c.worker);
       auto i = st.sessions.find(c.worker);
       if (i != st.sessions.end() && i->second.incarnation == c.incarnation
           && c.seq < i->second.last_seq)
@@ -360,6 +525,17 @@ lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_t
     [self](atom::tick) {
       self->state.retry_scheduled = false;
       retry_waiting(self);
+    },
+    [self](atom::leader, lease_takeover& t) {
+      self->state.record = caf::actor_cast<lease_owner_actor>(self->current_sender());
+      take_over(self, t);
+    },
+    [self](atom::follow, std::string& url) { follow(self, url); },
+    [self](atom::flush) {
+      if (!self->state.owner)
+        return;
+      write_record(self);
+      self->delayed_send(self, self->state.cfg.flush_every, atom::flush::value);
     },
   };
 }

@@ -15,6 +15,13 @@
 // says it holds, even past a limit (nobody is admitted then until the
 // count is back under it). For a grace period after start the table
 // grants no new slots, so that every worker can first renew what it held.
+//
+// Control-plane replicas on one database share one table: the replica
+// that owns it (actors/control/lease_owner.hpp) serves every call and
+// writes what it counts to PostgreSQL; the others forward calls to it. A
+// replica taking over starts from that record (each holder's slots held
+// until it renews them or their TTL ends), and its grace ends as soon as
+// every holder in the record has renewed.
 #pragma once
 
 #include "actors/core/interfaces.hpp"
@@ -23,6 +30,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 
 namespace qf {
 
@@ -40,6 +48,20 @@ struct lease_table_settings {
   caf::timespan sweep_every = std::chrono::seconds(1);
   /// A worker's leases live this many of its heartbeat intervals.
   uint32_t ttl_intervals = 3;
+
+  /// Replicas on one database (actors/control/lease_owner.hpp): the table
+  /// serves calls only while this replica owns the leases and forwards
+  /// them otherwise; false: it always owns them (no database).
+  bool replicated = false;
+  /// This replica's holder name: its own queries' slots, written to the
+  /// record as its holding (it leases them like a worker while another
+  /// replica owns the table).
+  std::string replica;
+  uint32_t own_ttl_secs = 3;
+  lease_forwarder_actor forwarder;
+  capacity_actor replica_client;
+  /// How often an owner writes what changed to the record.
+  caf::timespan flush_every = std::chrono::milliseconds(100);
 };
 
 struct lease_table_state {
@@ -77,6 +99,20 @@ struct lease_table_state {
   std::map<std::string, caf::actor_clock::time_point> denied_at;
   std::deque<parked> waiting;
   bool retry_scheduled = false;
+
+  /// Whether this replica owns the leases (always, unreplicated).
+  bool owner = true;
+  /// After a takeover: holders of the record that have not renewed yet;
+  /// the grace ends when none is left.
+  std::set<std::string> awaited;
+  /// The record's writer (the election that made this replica owner).
+  lease_owner_actor record;
+  std::vector<lease_row> last_written;
+  bool writing = false;
+  bool record_failing = false;
+  /// Whether this replica's own queries admit on its counters (after the
+  /// grace of a takeover).
+  bool own_admitting = false;
 };
 
 lease_table_actor::behavior_type

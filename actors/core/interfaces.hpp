@@ -84,9 +84,39 @@ using lease_table_actor = caf::typed_actor<
   caf::replies_to<atom::renew, worker_api::lease_call>::with<worker_api::acquire_answer>,
   // Who holds what.
   caf::replies_to<atom::get>::with<std::vector<lease_holder_view>>,
-  // INTERNAL: expires unrenewed leases; retries waiting acquires.
+  // Replicas (from the lease owner election): this replica owns the
+  // fleet's leases now, starting from the shared record ...
+  caf::reacts_to<atom::leader, lease_takeover>,
+  // ... or another does, at this URL ("": none known yet): calls are
+  // forwarded to it.
+  caf::reacts_to<atom::follow, std::string>,
+  // INTERNAL: expires unrenewed leases; retries waiting acquires; writes
+  // the record (an owner replica).
   caf::reacts_to<atom::sweep>,
+  caf::reacts_to<atom::tick>,
+  caf::reacts_to<atom::flush>>;
+
+/// The LEASE OWNER ELECTION (control-plane replicas on one database;
+/// detached: libpqxx blocks): holds a PostgreSQL advisory lock to own the
+/// fleet's leases, or learns which replica does; the owner writes what it
+/// counts to the shared record.
+using lease_owner_actor = caf::typed_actor<
+  // The owner's counts, all of them; written as the difference to the
+  // last write, in one transaction.
+  caf::replies_to<atom::put, std::vector<lease_row>>::with<atom::ok>,
+  // INTERNAL: try for the lock, or check that it is still held.
   caf::reacts_to<atom::tick>>;
+
+/// The LEASE FORWARDER (a replica that does not own the leases): sends a
+/// worker's lease call on to the owner and its answer back.
+using lease_forwarder_actor = caf::typed_actor<
+  caf::replies_to<atom::acquire, worker_api::lease_call>::with<worker_api::acquire_answer>,
+  caf::replies_to<atom::release, worker_api::lease_call>::with<worker_api::acquire_answer>,
+  caf::replies_to<atom::renew, worker_api::lease_call>::with<worker_api::acquire_answer>,
+  // Where the owner is ("": unknown, calls are refused as unavailable).
+  caf::reacts_to<atom::follow, std::string>,
+  // INTERNAL: the owner's answer to forwarded call n.
+  caf::reacts_to<atom::leased, uint64_t, http_outcome>>;
 
 /// CAPACITY (worker, coordination.mode: controlPlane): leases the slots
 /// its queries need from the control plane, one call at a time carrying
@@ -105,7 +135,12 @@ using capacity_actor = caf::typed_actor<
   // INTERNAL: the answer to the call of sequence number n; the call
   // under way goes again (after a backoff).
   caf::reacts_to<atom::leased, uint64_t, http_outcome>,
-  caf::reacts_to<atom::renew>>;
+  caf::reacts_to<atom::renew>,
+  // A control-plane replica's own queries: this replica owns the leases
+  // (admit on its own limits) ...
+  caf::reacts_to<atom::leader>,
+  // ... or another does, at this URL ("": none known; admit nothing new).
+  caf::reacts_to<atom::follow, std::string>>;
 
 /// The CONTROL PLANE LINK (worker): long-polls for snapshots, verifies and
 /// activates them, heartbeats, backs off, and bootstraps from a peer.

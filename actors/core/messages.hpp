@@ -67,6 +67,8 @@ using want = caf::atom_constant<caf::atom("want")>;
 using renew = caf::atom_constant<caf::atom("renew")>;
 using leased = caf::atom_constant<caf::atom("leased")>;
 using sweep = caf::atom_constant<caf::atom("sweep")>;
+using leader = caf::atom_constant<caf::atom("leader")>;
+using follow = caf::atom_constant<caf::atom("follow")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".
@@ -94,6 +96,9 @@ enum class errc : uint8_t {
   lease_not_held,
   /// A lease call older than the last one applied.
   stale_lease_call,
+  /// A control-plane replica that does not own the leases could not reach
+  /// the one that does (or none does yet): the worker tries again.
+  lease_owner_unavailable,
 };
 
 caf::error make_error(errc code, std::string message);

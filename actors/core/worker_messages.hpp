@@ -97,6 +97,26 @@ struct lease_holder_view {
   int64_t expires_in_ms = 0;
 };
 
+/// What the lease owner counts for one holder on one cluster: a row of the
+/// shared record in PostgreSQL (cluster_capacity_leases, one row a slot).
+struct lease_row {
+  std::string holder;
+  std::string cluster;
+  uint32_t count = 0;
+  uint32_t ttl_secs = 30;
+  /// Read back: how long the holder's leases live unless renewed (ms).
+  int64_t expires_in_ms = 0;
+  bool operator==(const lease_row&) const = default;
+};
+
+/// A replica became the lease owner: what the record held (the leases
+/// other replicas and workers had when the last owner wrote) and who that
+/// owner was.
+struct lease_takeover {
+  std::vector<lease_row> rows;
+  std::string previous_owner;
+};
+
 /// The capacity actor's view, for /worker/status.
 struct capacity_status {
   std::string mode;            // controlPlane or local
@@ -126,5 +146,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::acquire_answer)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::lease_holder_view)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<qf::lease_holder_view>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::capacity_status)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::lease_row)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<qf::lease_row>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::lease_takeover)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::snapshot_content)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::worker_report)

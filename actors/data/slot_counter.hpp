@@ -56,9 +56,26 @@ public:
     word_.fetch_add(n);
   }
 
-  /// n slots back (never more than were taken).
+  /// n slots back (never more than were taken). A bounded grant above the
+  /// cap goes down with them, in the same step: a slot the node owes the
+  /// fleet is not taken by the node's next query first.
   void give(uint32_t n) {
-    word_.fetch_sub(n);
+    auto cap = cap_.load();
+    auto w = word_.load();
+    for (;;) {
+      auto running = low(w) - n;
+      uint64_t grant = high(w);
+      if (grant != unbounded && grant > cap)
+        grant = std::max<uint64_t>({cap, running, grant - n});
+      if (word_.compare_exchange_weak(w, pack(running, grant)))
+        return;
+    }
+  }
+
+  /// While others wait for the cluster: the node's fair share, which a
+  /// slot given back brings the grant down to (unbounded: no cap).
+  void set_cap(uint32_t n) {
+    cap_.store(n);
   }
 
   /// The grant goes up by n (a bounded one; unbounded stays).
@@ -116,6 +133,7 @@ private:
   }
 
   std::atomic<uint64_t> word_{pack(0, unbounded)};
+  std::atomic<uint32_t> cap_{unbounded};
 };
 
 } // namespace qf

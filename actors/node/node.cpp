@@ -4,6 +4,8 @@
 #include "actors/control/config_store.hpp"
 #include "actors/control/config_writer.hpp"
 #include "actors/control/history_store.hpp"
+#include "actors/control/lease_forwarder.hpp"
+#include "actors/control/lease_owner.hpp"
 #include "actors/control/lease_table.hpp"
 #include "actors/control/revision_listener.hpp"
 #include "actors/control/worker_registry.hpp"
@@ -15,6 +17,9 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
@@ -86,6 +91,21 @@ std::string random_hex(size_t bytes) {
   return out;
 }
 
+/// A replica's own queries renew their leases this often: there are few
+/// replicas, and a dead one's slots are back within three of it.
+constexpr std::chrono::seconds replica_heartbeat{1};
+
+/// The holder name of a control-plane replica's own queries: its host
+/// and the process's random suffix, as a worker name may spell them.
+std::string replica_name_of(const std::string& suffix) {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::string name = "control-plane-";
+  for (const char* c = host; *c; ++c)
+    name += std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' ? *c : '-';
+  return name + "-" + suffix;
+}
+
 } // namespace
 
 node::node(caf::actor_system& sys, const config::gateway_config& cfg,
@@ -138,6 +158,30 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
     leasing.stats = svc.stats;
     if (options.lease_grace)
       leasing.grace = *options.lease_grace;
+    if (stored && options.replica_transport) {
+      // Replicas on one database: one of them owns the leases, the others
+      // forward workers' calls and lease their own queries' slots from it.
+      database_url_ = q.persistence.url;
+      replica_name_ = replica_name_of(svc.node_suffix);
+      lease_forwarder_settings forwarding{options.replica_transport, q.worker_api.shared_secret};
+      leasing.forwarder = sys.spawn(lease_forwarder, std::move(forwarding));
+      actors_.push_back(caf::actor_cast<caf::actor>(leasing.forwarder));
+      auto own = std::make_shared<capacity_settings>();
+      own->control_plane.shared_secret = q.worker_api.shared_secret;
+      own->control_plane.heartbeat_interval = replica_heartbeat;
+      own->worker_name = replica_name_;
+      own->incarnation = random_hex(16);
+      own->transport = options.replica_transport;
+      own->cell = svc.snapshot;
+      own->stats = svc.stats;
+      svc.capacity = sys.spawn(capacity, std::move(own));
+      actors_.push_back(caf::actor_cast<caf::actor>(svc.capacity));
+      leasing.replicated = true;
+      leasing.replica = replica_name_;
+      leasing.own_ttl_secs = static_cast<uint32_t>(leasing.ttl_intervals
+                                                   * replica_heartbeat.count());
+      leasing.replica_client = svc.capacity;
+    }
     svc.lease_table = sys.spawn(lease_table, std::move(leasing));
     actors_.push_back(caf::actor_cast<caf::actor>(svc.lease_table));
   }
@@ -251,6 +295,18 @@ void node::release_capacity(std::chrono::milliseconds timeout) {
                spdlog::warn("the control plane did not hear that this worker's leases are "
                             "free: they expire with their TTL");
              });
+}
+
+void node::elect_lease_owner(const std::string& url) {
+  if (database_url_.empty())
+    return;
+  lease_owner_settings electing;
+  electing.database_url = database_url_;
+  electing.replica = replica_name_;
+  electing.advertise_url = url;
+  electing.table = services_->lease_table;
+  auto election = services_->sys->spawn<caf::detached>(lease_owner, std::move(electing));
+  actors_.push_back(caf::actor_cast<caf::actor>(election));
 }
 
 void node::stop() {

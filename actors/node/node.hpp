@@ -132,10 +132,14 @@ struct worker_identity {
   std::shared_ptr<http_transport> transport;
 };
 
-/// What tests (and nothing in a config) may change of a node.
+/// What the composition (and tests, never a config) give a node besides
+/// its config.
 struct node_options {
   /// The lease table's grace after start (no new grants before it ends).
   std::optional<caf::timespan> lease_grace;
+  /// A control plane on PostgreSQL serving workers: how it reaches the
+  /// replica that owns the fleet's leases.
+  std::shared_ptr<http_transport> replica_transport;
 };
 
 /// Spawns the node's actors for cfg; stop() (or the destructor) ends them.
@@ -169,11 +173,19 @@ public:
   /// ended; waits at most `timeout` for the control plane to hear it.
   void release_capacity(std::chrono::milliseconds timeout);
 
+  /// A control plane on PostgreSQL serving workers, once its admin port
+  /// listens: runs for owning the fleet's leases, reachable at `url` by
+  /// the other replicas (nothing happens on other nodes).
+  void elect_lease_owner(const std::string& url);
+
   void stop();
 
 private:
   std::shared_ptr<node_services> services_;
   std::vector<caf::actor> actors_;
+  /// Set on a control plane whose leases are replicated.
+  std::string database_url_;
+  std::string replica_name_;
 };
 
 } // namespace qf

@@ -58,14 +58,19 @@ void send(self_ptr self, lease_verb verb, worker_api::lease_call body) {
   ++st.calls_total;
   st.in_flight = capacity_state::call{verb, std::move(body), st.last_sent};
   const auto& c = *st.in_flight;
+  if (st.url.empty()) // a replica that knows no lease owner yet
+    return self->send(self, atom::leased::value, c.body.seq,
+                      http_outcome{0, {}, {}, "no control-plane replica owns the leases yet"});
   http_call call;
   call.method = "POST";
-  call.url = st.cfg->control_plane.url + "/worker/capacity/" + std::string{to_string(verb)};
+  call.url = st.url + "/worker/capacity/" + std::string{to_string(verb)};
   call.headers = {{"Authorization", "Bearer " + st.cfg->control_plane.shared_secret},
                   {"Content-Type", "application/json"}};
   call.body = worker_api::encode(verb, c.body);
+  // Well inside the leases' TTL (three intervals), so that a worker whose
+  // call hangs knows it in time to stop admitting (failClosed).
   call.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
-    call_timeout + std::chrono::milliseconds(c.body.wait_ms));
+    std::min<caf::timespan>(call_timeout, interval(st)) + std::chrono::milliseconds(c.body.wait_ms));
   st.cfg->transport->send(std::move(call), [to = handle_of(self), seq = c.body.seq](
                                               http_outcome o) { post(to, seq, std::move(o)); });
 }
@@ -117,11 +122,29 @@ std::string group_of(const active_config& active, const cluster_state& c) {
   return any;
 }
 
+/// A replica that owns the leases: its counters have no grant (the lease
+/// table takes workers' slots from them under the limit).
+void own_counters(self_ptr self) {
+  if (auto active = active_of(self))
+    for (const auto& [name, c] : active->clusters)
+      if (c->capacity) {
+        c->capacity_looked();
+        if (c->running_counter()->granted() != slot_counter::unbounded) {
+          c->running_counter()->set_grant(slot_counter::unbounded);
+          c->notify_groups(true);
+        }
+      }
+}
+
 /// Compares each cluster's grant with what its queries need: gives back
 /// what is idle (first, so that other workers get it), asks for what is
 /// missing.
 void look(self_ptr self) {
   auto& st = self->state;
+  if (st.owns)
+    return own_counters(self);
+  if (st.url.empty()) // a replica with no owner to ask: it keeps its grants
+    return;
   if (st.in_flight) {
     st.dirty = true;
     return;
@@ -152,8 +175,9 @@ void look(self_ptr self) {
       // to this worker's next waiter, who asks like everyone else.
       auto keep = want;
       if (auto share = st.contended.find(name); share != st.contended.end()) {
-        keep = std::min<uint64_t>(want, std::max<uint64_t>(running, share->second));
-      } else if (want < granted) {
+        keep = std::min<uint64_t>(want, share->second);
+        h.counter->set_cap(share->second); // queries ending give back at once
+      } else if (h.counter->set_cap(slot_counter::unbounded); want < granted) {
         // Idle slots, nobody waiting for them elsewhere: kept a moment.
         auto now = self->clock().now();
         if (h.idle_since == caf::actor_clock::time_point{})
@@ -165,10 +189,13 @@ void look(self_ptr self) {
       }
       if (want >= granted || keep < granted)
         h.idle_since = {};
-      auto freed = keep < granted ? h.counter->shrink_grant(static_cast<uint32_t>(keep)) : 0u;
-      if (freed > 0)
-        release.items.push_back({name, "", freed});
+      if (keep < granted)
+        h.counter->shrink_grant(static_cast<uint32_t>(keep));
+      // What the control plane counts beyond the grant: shrunk here, or by
+      // queries that ended under a cap.
       granted = h.counter->granted();
+      if (h.held > granted)
+        release.items.push_back({name, "", h.held - granted});
       if (want > granted) {
         auto missing = static_cast<uint32_t>(want - granted);
         if (auto group = group_of(*active, *c); !group.empty())
@@ -395,6 +422,7 @@ std::string_view state_name(capacity_state::link_state s) {
 capacity_actor::behavior_type capacity(capacity_actor::stateful_pointer<capacity_state> self,
                                        std::shared_ptr<const capacity_settings> cfg) {
   self->state.cfg = std::move(cfg);
+  self->state.url = self->state.cfg->control_plane.url;
   self->state.last_answer = self->clock().now();
   self->state.cfg->stats->expose_coordination();
   self->delayed_send(self, probe_every, atom::tick::value, true);
@@ -407,7 +435,7 @@ capacity_actor::behavior_type capacity(capacity_actor::stateful_pointer<capacity
         return look(self);
       }
       self->delayed_send(self, probe_every, atom::tick::value, true);
-      if (st.in_flight || (st.draining && st.drain_waiters.empty()))
+      if (st.owns || st.url.empty() || st.in_flight || (st.draining && st.drain_waiters.empty()))
         return;
       if (st.resync || st.dirty)
         return look(self);
@@ -445,8 +473,37 @@ capacity_actor::behavior_type capacity(capacity_actor::stateful_pointer<capacity
       s.last_error = st.last_error;
       return s;
     },
+    [self](atom::leader) {
+      auto& st = self->state;
+      spdlog::info("capacity: this replica owns the fleet's leases; its queries admit on its own "
+                   "counters");
+      st.owns = true;
+      st.in_flight.reset(); // an answer to it is ignored
+      st.clusters.clear();
+      st.contended.clear();
+      st.resync = false;
+      st.link = capacity_state::link_state::connected;
+      own_counters(self);
+    },
+    [self](atom::follow, std::string& url) {
+      auto& st = self->state;
+      if (st.owns) {
+        // Keep what runs, admit nothing more until the new owner counted it.
+        if (auto active = active_of(self))
+          for (const auto& [name, c] : active->clusters)
+            if (c->capacity)
+              holding_for(self, name, *c).counter->grant_running();
+        st.owns = false;
+      }
+      st.url = std::move(url);
+      st.in_flight.reset();
+      st.resync = true;
+      schedule_look(self);
+    },
     [self](atom::drain) -> caf::result<atom::ok> {
       auto& st = self->state;
+      if (st.owns)
+        return atom::ok::value;
       st.draining = true;
       auto p = self->make_response_promise<atom::ok>();
       st.drain_waiters.push_back(p);

@@ -19,6 +19,10 @@
 // the control plane answers again, the worker tells it what it runs now
 // (a renew), and runs nothing past the shared limit until the fleet is
 // back under it.
+//
+// A control-plane replica's own queries lease the same way from the
+// replica that owns the fleet's leases (actors/control/lease_owner.hpp),
+// and admit on their own counters while this replica owns them.
 #pragma once
 
 #include "actors/core/interfaces.hpp"
@@ -70,6 +74,12 @@ struct capacity_state {
   };
 
   std::shared_ptr<const capacity_settings> cfg;
+  /// Where leases come from: the control plane, or on a control-plane
+  /// replica the replica that owns them ("": none known yet).
+  std::string url;
+  /// A control-plane replica that owns the leases admits on its own
+  /// counters: no grant, no call.
+  bool owns = false;
   std::map<std::string, holding> clusters;
   std::optional<call> in_flight;
   uint64_t next_seq = 1;

@@ -142,9 +142,10 @@ constexpr std::string_view worker_only_keys[] = {
 void read_worker_api(walker& w, const YAML::Node& n, const std::string& path, worker_api& out) {
   if (!w.expect_map(n, path))
     return;
-  w.check_keys(n, path, {"enabled", "sharedSecret", "history"});
+  w.check_keys(n, path, {"enabled", "sharedSecret", "history", "advertiseUrl"});
   w.read(n, path, "enabled", out.enabled);
   w.read(n, path, "sharedSecret", out.shared_secret);
+  read_optional_url(w, n, path, "advertiseUrl", out.advertise_url);
   if (auto h = n["history"]; h && !h.IsNull() && w.expect_map(h, path + ".history")) {
     auto hp = path + ".history";
     w.check_keys(h, hp, {"endpoint", "redaction"});

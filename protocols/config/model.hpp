@@ -71,6 +71,10 @@ struct worker_api {
   /// the control plane).
   std::optional<std::string> history_endpoint;
   enum redaction history_redaction = redaction::full;
+  /// How other control-plane replicas reach this one's admin port, to
+  /// forward workers' lease calls while it owns the leases (nullopt:
+  /// http://<bind address or host name>:<admin port>).
+  std::optional<std::string> advertise_url;
 };
 
 /// controlPlane.peerBootstrap: start from a running worker's config.

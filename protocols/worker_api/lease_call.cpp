@@ -176,6 +176,38 @@ std::string encode(lease_verb v, const acquire_answer& a) {
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+std::optional<acquire_answer> decode_lease_answer(lease_verb v, std::string_view body) {
+  if (v == lease_verb::acquire)
+    return decode_acquire_answer(body);
+  if (body.size() > max_lease_call_bytes || !json_text::nests_within(body, 3))
+    return std::nullopt;
+  auto doc = json::parse(body, nullptr, false);
+  acquire_answer a;
+  if (doc.is_discarded() || !doc.is_object() || !read_contended(doc, a.contended))
+    return std::nullopt;
+  uint64_t n = 0;
+  if (v == lease_verb::renew) {
+    if (!read_uint(doc, "leaseTtlSecs", 0, 86400 * 7, n))
+      return std::nullopt;
+    a.lease_ttl_secs = static_cast<uint32_t>(n);
+  }
+  return a;
+}
+
+lease_refusal decode_refusal(std::string_view body) {
+  lease_refusal out;
+  if (body.size() > max_lease_call_bytes || !json_text::nests_within(body, 3))
+    return out;
+  auto doc = json::parse(body, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object())
+    return out;
+  if (auto c = doc.find("code"); c != doc.end() && c->is_string())
+    out.code = c->get<std::string>();
+  if (auto m = doc.find("error"); m != doc.end() && m->is_string())
+    out.message = m->get<std::string>();
+  return out;
+}
+
 std::optional<std::vector<acquire_answer::share>> decode_contended(std::string_view body) {
   if (body.size() > max_lease_call_bytes || !json_text::nests_within(body, 3))
     return std::nullopt;

@@ -100,6 +100,19 @@ std::string encode(const acquire_answer& a);
 /// A control plane's answer as the worker reads it; none when malformed.
 std::optional<acquire_answer> decode_acquire_answer(std::string_view body);
 
+/// The answer to a call of verb v, as a control-plane replica forwarding
+/// the call reads the lease owner's: acquire's whole, the others'
+/// leaseTtlSecs (renew) and contended; none when malformed.
+std::optional<acquire_answer> decode_lease_answer(lease_verb v, std::string_view body);
+
+/// A refused call's error body: {"error": message, "code": code}, the code
+/// empty when there is none. Never throws.
+struct lease_refusal {
+  std::string code;
+  std::string message;
+};
+lease_refusal decode_refusal(std::string_view body);
+
 /// The `contended` list of any lease answer; none when malformed.
 std::optional<std::vector<acquire_answer::share>> decode_contended(std::string_view body);
 

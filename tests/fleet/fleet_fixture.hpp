@@ -44,7 +44,7 @@ inline worker_options worker_on_own_limits(std::string name, uint32_t heartbeat_
 class fleet_test : public fresh_database {
 protected:
   void SetUp() override {
-    spdlog::set_level(spdlog::level::warn); // fifty nodes log a lot
+    spdlog::set_level(getenv("QF_TEST_LOG_INFO") ? spdlog::level::info : spdlog::level::warn); // fifty nodes log a lot
     fresh_database::SetUp();
   }
 

@@ -51,6 +51,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!again || !(*again == *answer))
       std::abort();
   }
+  // What a replica forwarding a call reads of the lease owner's answer:
+  // what it encodes again for its worker reads back the same.
+  for (auto verb : {lease_verb::acquire, lease_verb::release, lease_verb::renew})
+    if (auto answer = qf::worker_api::decode_lease_answer(verb, text)) {
+      auto again = qf::worker_api::decode_lease_answer(verb, qf::worker_api::encode(verb, *answer));
+      if (!again || !(*again == *answer))
+        std::abort();
+    }
+  (void) qf::worker_api::decode_refusal(text);
   if (size < 4096) {
     auto doc = nlohmann::json::parse(text, nullptr, false);
     if (!doc.is_discarded())

@@ -176,12 +176,14 @@ std::unique_ptr<server> fleet::replica() const {
   opts.address = "127.0.0.1";
   opts.actor_threads = 2;
   opts.http_threads = 1;
+  opts.node.lease_grace = cp_.lease_grace;
   return std::make_unique<server>(std::move(*served), opts);
 }
 
 size_t fleet::add_worker(worker_options opts) {
   worker_slot slot;
-  slot.link = std::make_unique<link_proxy>(cp_port_);
+  slot.link = std::make_unique<link_proxy>(opts.control_plane_port ? opts.control_plane_port
+                                                                    : cp_port_);
   auto yaml = "queryflux:\n"
               "  role: worker\n"
               "  workerName: " + opts.name + "\n"

@@ -64,6 +64,9 @@ struct worker_options {
   /// A transport for its link in place of the real client (peer address
   /// resolution); null: the real one.
   std::shared_ptr<http_transport> transport;
+  /// The admin port of the control plane (or replica) its link leads to;
+  /// 0: the fleet's control plane.
+  uint16_t control_plane_port = 0;
 };
 
 /// A worker of that name with the defaults, to set more fields on.
@@ -108,7 +111,8 @@ public:
   /// Starts it again on the same admin port, from the same file.
   void start_control_plane();
 
-  /// A second control plane on the same database (a replica).
+  /// A second control plane on the same database (a replica), with the
+  /// same lease grace.
   std::unique_ptr<server> replica() const;
 
   size_t add_worker(worker_options opts);
