@@ -58,9 +58,6 @@ void send(self_ptr self, lease_verb verb, worker_api::lease_call body) {
   ++st.calls_total;
   st.in_flight = capacity_state::call{verb, std::move(body), st.last_sent};
   const auto& c = *st.in_flight;
-  if (st.url.empty()) // a replica that knows no lease owner yet
-    return self->send(self, atom::leased::value, c.body.seq,
-                      http_outcome{0, {}, {}, "no control-plane replica owns the leases yet"});
   http_call call;
   call.method = "POST";
   call.url = st.url + "/worker/capacity/" + std::string{to_string(verb)};

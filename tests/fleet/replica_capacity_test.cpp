@@ -194,3 +194,31 @@ TEST_F(replica_capacity_test, a_restarted_control_plane_counts_the_leases_of_the
            == 0;
   }));
 }
+
+TEST_F(replica_capacity_test, a_follower_passes_the_owners_refusals_on_with_their_codes) {
+  fleet f{{postgres_fleet(url, 2), url, ""}};
+  auto b = f.replica();
+  ASSERT_TRUE(eventually([&] { return lease_owner() == admin_url(f.control_plane().admin_port()); }));
+  auto call = [&](const std::string& verb, const std::string& body) {
+    return http_request("POST", admin_url(b->admin_port()) + "/worker/capacity/" + verb,
+                        {{"Authorization", std::string{"Bearer "} + fleet_secret},
+                         {"Content-Type", "application/json"}},
+                        body);
+  };
+  // Forwarded: the owner starts the session, and counts it.
+  auto renewed = call("renew", R"({"worker":"w9","incarnation":"i1","seq":1,)"
+                               R"("heartbeatIntervalSecs":1,"holding":[{"cluster":"pg","count":1}]})");
+  ASSERT_EQ(renewed.status, 200) << renewed.body;
+  EXPECT_EQ(renewed.json()["leaseTtlSecs"], 3);
+  EXPECT_EQ(leased_to(f.control_plane(), "w9"), 1u);
+  // More back than it holds: the owner's 409 and code, through B.
+  auto over = call("release", R"({"worker":"w9","incarnation":"i1","seq":2,)"
+                              R"("releases":[{"cluster":"pg","count":2}]})");
+  EXPECT_EQ(over.status, 409) << over.body;
+  EXPECT_EQ(over.json()["code"], "notHeld");
+  auto unknown = call("acquire", R"({"worker":"w9","incarnation":"other","seq":3,)"
+                                 R"("requests":[{"cluster":"pg","group":"g","count":1}]})");
+  EXPECT_EQ(unknown.status, 409) << unknown.body;
+  EXPECT_EQ(unknown.json()["code"], "unknownSession");
+  EXPECT_EQ(running_at(f.control_plane()), 1u); // nothing changed
+}
