@@ -8,14 +8,35 @@
 #include "engines/trino_engine.hpp"
 #include "protocols/sql/statements.hpp"
 
+#include <charconv>
+
 namespace qf::engines {
 
-std::optional<uint32_t> connection::probe(const std::string& health_check_query) {
+void connection::probe(const std::string& health_check_query) {
   auto cur = execute(health_check_query);
   row_batch sink;
   while (cur->fetch(sink, 256))
     sink.cells.clear();
-  return std::nullopt;
+}
+
+std::optional<uint32_t> connection::count_of(const std::string& sql) {
+  try {
+    auto cur = execute(sql);
+    row_batch rows;
+    while (cur->fetch(rows, 16)) {
+      // read to the end: the connection serves the next check
+    }
+    if (rows.rows() == 0 || !rows.at(0, 0))
+      return std::nullopt;
+    const auto& text = *rows.at(0, 0);
+    uint32_t n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc{} || end != text.data() + text.size())
+      return std::nullopt;
+    return n;
+  } catch (const engine_error&) {
+    return std::nullopt;
+  }
 }
 
 std::unique_ptr<cursor> connection::run(const std::string& sql, const parameters& params) {

@@ -139,12 +139,22 @@ public:
   }
 
   /// A health check: runs the query and reads its rows. Engines with a
-  /// cheaper probe of their own (Trino: /v1/info) use that instead, and
-  /// return the queries the cluster says it runs or queues (its other
-  /// clients' too), which leastLoaded weighs; nullopt when unknown.
-  virtual std::optional<uint32_t> probe(const std::string& health_check_query);
+  /// cheaper probe of their own (Trino: /v1/info) use that instead.
+  virtual void probe(const std::string& health_check_query);
+
+  /// The queries the cluster runs or queues now, every client's (Trino's
+  /// /v1/query, PostgreSQL's pg_stat_activity, MySQL's processlist), which
+  /// leastLoaded weighs; nullopt when the engine does not say (the
+  /// embedded ones: a node's own count is all there is).
+  virtual std::optional<uint32_t> running_count() {
+    return std::nullopt;
+  }
 
 protected:
+  /// The first cell of `sql`'s first row as a count; nullopt when it is
+  /// not one or the statement fails (a count is only advice).
+  std::optional<uint32_t> count_of(const std::string& sql);
+
   /// Whether the session holds an open transaction now.
   virtual bool in_transaction() const {
     return false;

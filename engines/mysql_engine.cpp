@@ -89,6 +89,13 @@ public:
   mysql_connection(const mysql_connection&) = delete;
   mysql_connection& operator=(const mysql_connection&) = delete;
 
+  /// Statements the server runs (those its processlist shows this user:
+  /// every client's with the PROCESS privilege), but this one.
+  std::optional<uint32_t> running_count() override {
+    return count_of("SELECT COUNT(*) FROM information_schema.PROCESSLIST"
+                    " WHERE COMMAND = 'Query' AND ID <> CONNECTION_ID()");
+  }
+
   using connection::execute;
 
   std::unique_ptr<cursor> execute(const std::string& sql,

@@ -104,6 +104,14 @@ public:
   pg_connection(const pg_connection&) = delete;
   pg_connection& operator=(const pg_connection&) = delete;
 
+  /// Statements running in the cluster's database, every client's but
+  /// this health check's own.
+  std::optional<uint32_t> running_count() override {
+    return count_of("SELECT count(*) FROM pg_stat_activity WHERE state = 'active'"
+                    " AND backend_type = 'client backend' AND datname = current_database()"
+                    " AND pid <> pg_backend_pid()");
+  }
+
   using connection::execute;
 
   std::unique_ptr<cursor> execute(const std::string& sql,

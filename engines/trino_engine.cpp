@@ -88,7 +88,7 @@ public:
     session_ = session;
   }
 
-  std::optional<uint32_t> probe(const std::string&) override {
+  void probe(const std::string&) override {
     auto info = base_;
     info.target = "/v1/info";
     auto doc = json_of(send("GET", info, {}, probe_timeout).body, 16);
@@ -97,6 +97,9 @@ public:
     if (auto starting = doc.find("starting");
         starting != doc.end() && starting->is_boolean() && starting->get<bool>())
       throw engine_error(error_kind::internal, "the Trino cluster is still starting");
+  }
+
+  std::optional<uint32_t> running_count() override {
     return load();
   }
 

@@ -225,6 +225,7 @@ void server::drain() {
   m.web->stop_accepting();
   m.web->finish_answers(std::chrono::seconds(2)); // the last pages, served but not yet sent
   m.gateway->release_capacity(std::chrono::seconds(2));
+  m.gateway->release_sweep_lock(std::chrono::seconds(2));
 }
 
 void server::stop() {

@@ -52,6 +52,27 @@ caf::error refused(const http_outcome& o) {
                     "the replica that owns the leases answered: " + o.describe());
 }
 
+/// The owner's answer to a forwarded call, delivered as this replica's:
+/// decoded, its refusal with its code, or unavailable.
+template <class Promise, class Decode>
+void deliver(Promise& promise, http_outcome& o, Decode decode, const char* what) {
+  if (o.status == 200) {
+    if (auto a = decode(o.body))
+      promise.deliver(std::move(*a));
+    else
+      promise.deliver(make_error(errc::lease_owner_unavailable,
+                                 "the lease owner's answer is not one: " + o.body.substr(0, 200)));
+    return;
+  }
+  if (o.status >= 400 && o.status < 500 && o.status != 429) {
+    promise.deliver(refused(o));
+    return;
+  }
+  promise.deliver(make_error(errc::lease_owner_unavailable,
+                             std::string{"the replica that owns the "} + what
+                               + " did not answer: " + o.describe()));
+}
+
 void answered(self_ptr self, uint64_t id, http_outcome& o) {
   auto& st = self->state;
   auto i = st.calls.find(id);
@@ -59,24 +80,62 @@ void answered(self_ptr self, uint64_t id, http_outcome& o) {
     return;
   auto p = std::move(i->second);
   st.calls.erase(i);
-  if (o.status == 200) {
-    if (auto a = worker_api::decode_lease_answer(p.verb, o.body))
-      p.promise.deliver(std::move(*a));
-    else
-      p.promise.deliver(make_error(errc::lease_owner_unavailable,
-                                   "the lease owner's answer is not one: " + o.body.substr(0, 200)));
+  deliver(
+    p.promise, o,
+    [verb = p.verb](std::string_view body) { return worker_api::decode_lease_answer(verb, body); },
+    "leases");
+}
+
+caf::result<worker_api::sweep_answer> forward_sweep(self_ptr self, worker_api::sweep_verb verb,
+                                                    const worker_api::sweep_call& c) {
+  auto& st = self->state;
+  if (st.owner_url.empty())
+    return make_error(errc::lease_owner_unavailable,
+                      "no control-plane replica owns the sweep locks at the moment: try again");
+  auto id = st.next_id++;
+  auto promise = self->make_response_promise<worker_api::sweep_answer>();
+  st.sweeps.emplace(id, lease_forwarder_state::pending_sweep{verb, promise});
+  auto call = sweep_lock_call(st.owner_url, st.cfg.shared_secret, verb, c);
+  auto to = caf::actor_cast<caf::weak_actor_ptr>(self->ctrl());
+  st.cfg.transport->send(std::move(call), [to, id](http_outcome o) {
+    if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(to))
+      caf::anon_send(caf::actor_cast<lease_forwarder_actor>(strong), atom::swept::value, id,
+                     std::move(o));
+  });
+  return promise;
+}
+
+void swept(self_ptr self, uint64_t id, http_outcome& o) {
+  auto& st = self->state;
+  auto i = st.sweeps.find(id);
+  if (i == st.sweeps.end())
     return;
-  }
-  if (o.status >= 400 && o.status < 500 && o.status != 429) {
-    p.promise.deliver(refused(o));
-    return;
-  }
-  p.promise.deliver(make_error(errc::lease_owner_unavailable,
-                               "the replica that owns the leases did not answer: "
-                                 + o.describe()));
+  auto p = std::move(i->second);
+  st.sweeps.erase(i);
+  deliver(
+    p.promise, o,
+    [verb = p.verb](std::string_view body) { return worker_api::decode_sweep_answer(verb, body); },
+    "sweep locks");
 }
 
 } // namespace
+
+http_call sweep_lock_call(const std::string& base_url, const std::string& shared_secret,
+                          worker_api::sweep_verb verb, const worker_api::sweep_call& c) {
+  http_call call;
+  call.url = base_url + "/worker/sweep-lock/" + std::string{to_string(verb)};
+  call.headers = {{"Authorization", "Bearer " + shared_secret}};
+  if (verb == worker_api::sweep_verb::counts) {
+    call.method = "GET";
+    call.url += "?name=" + c.name;
+  } else {
+    call.method = "POST";
+    call.headers.emplace_back("Content-Type", "application/json");
+    call.body = worker_api::encode(verb, c);
+  }
+  call.timeout = 5s;
+  return call;
+}
 
 lease_forwarder_actor::behavior_type
 lease_forwarder(lease_forwarder_actor::stateful_pointer<lease_forwarder_state> self,
@@ -92,6 +151,8 @@ lease_forwarder(lease_forwarder_actor::stateful_pointer<lease_forwarder_state> s
     [self](atom::renew, const worker_api::lease_call& c) -> answer_result {
       return forward(self, lease_verb::renew, c);
     },
+    [self](atom::sweep_lock, worker_api::sweep_verb verb, const worker_api::sweep_call& c)
+      -> caf::result<worker_api::sweep_answer> { return forward_sweep(self, verb, c); },
     [self](atom::follow, const std::string& url) {
       auto& st = self->state;
       if (url == st.owner_url)
@@ -103,8 +164,13 @@ lease_forwarder(lease_forwarder_actor::stateful_pointer<lease_forwarder_state> s
         p.promise.deliver(make_error(errc::lease_owner_unavailable,
                                      "the replica owning the leases changed: try again"));
       st.calls.clear();
+      for (auto& [id, p] : st.sweeps)
+        p.promise.deliver(make_error(errc::lease_owner_unavailable,
+                                     "the replica owning the sweep locks changed: try again"));
+      st.sweeps.clear();
     },
     [self](atom::leased, uint64_t id, http_outcome& o) { answered(self, id, o); },
+    [self](atom::swept, uint64_t id, http_outcome& o) { swept(self, id, o); },
   };
 }
 

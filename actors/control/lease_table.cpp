@@ -505,6 +505,9 @@ lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_t
       news.contended = contended(self, &s, c);
       return news;
     },
+    [self](atom::sweep_lock, worker_api::sweep_verb verb, worker_api::sweep_call& c) {
+      return serve_sweep_lock(self, verb, c);
+    },
     [self](atom::get) {
       std::vector<lease_holder_view> out;
       auto now = self->clock().now();

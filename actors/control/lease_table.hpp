@@ -24,6 +24,7 @@
 // every holder in the record has renewed.
 #pragma once
 
+#include "actors/control/sweep_locks.hpp"
 #include "actors/core/interfaces.hpp"
 
 #include <caf/typed_event_based_actor.hpp>
@@ -113,7 +114,19 @@ struct lease_table_state {
   /// Whether this replica's own queries admit on its counters (after the
   /// grace of a takeover).
   bool own_admitting = false;
+  /// Engine reconciliation's locks and counts (kept by the owner; a
+  /// takeover starts without them: the next holder publishes again).
+  sweep_locks locks{first_sweep_token()};
+
+  /// Past every token an earlier owner gave: microseconds of the wall clock.
+  static uint64_t first_sweep_token();
 };
+
+/// A sweep-lock call, served (an owner) or forwarded
+/// (actors/control/lease_table_sweep.cpp).
+caf::result<worker_api::sweep_answer>
+serve_sweep_lock(lease_table_actor::stateful_pointer<lease_table_state> self,
+                 worker_api::sweep_verb verb, worker_api::sweep_call& c);
 
 lease_table_actor::behavior_type
 lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_table_settings cfg);

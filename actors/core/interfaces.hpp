@@ -84,6 +84,11 @@ using lease_table_actor = caf::typed_actor<
   caf::replies_to<atom::renew, worker_api::lease_call>::with<worker_api::acquire_answer>,
   // Who holds what.
   caf::replies_to<atom::get>::with<std::vector<lease_holder_view>>,
+  // A sweep lock (POST /worker/sweep-lock/*): acquire, release, publish
+  // counts, read them; errc::lease_not_held for a release or publish
+  // without the lock.
+  caf::replies_to<atom::sweep_lock, worker_api::sweep_verb, worker_api::sweep_call>::with<
+    worker_api::sweep_answer>,
   // Replicas (from the lease owner election): this replica owns the
   // fleet's leases now, starting from the shared record ...
   caf::reacts_to<atom::leader, lease_takeover>,
@@ -113,10 +118,13 @@ using lease_forwarder_actor = caf::typed_actor<
   caf::replies_to<atom::acquire, worker_api::lease_call>::with<worker_api::acquire_answer>,
   caf::replies_to<atom::release, worker_api::lease_call>::with<worker_api::acquire_answer>,
   caf::replies_to<atom::renew, worker_api::lease_call>::with<worker_api::acquire_answer>,
+  caf::replies_to<atom::sweep_lock, worker_api::sweep_verb, worker_api::sweep_call>::with<
+    worker_api::sweep_answer>,
   // Where the owner is ("": unknown, calls are refused as unavailable).
   caf::reacts_to<atom::follow, std::string>,
   // INTERNAL: the owner's answer to forwarded call n.
-  caf::reacts_to<atom::leased, uint64_t, http_outcome>>;
+  caf::reacts_to<atom::leased, uint64_t, http_outcome>,
+  caf::reacts_to<atom::swept, uint64_t, http_outcome>>;
 
 /// CAPACITY (worker, coordination.mode: controlPlane): leases the slots
 /// its queries need from the control plane, one call at a time carrying
@@ -141,6 +149,19 @@ using capacity_actor = caf::typed_actor<
   caf::reacts_to<atom::leader>,
   // ... or another does, at this URL ("": none known; admit nothing new).
   caf::reacts_to<atom::follow, std::string>>;
+
+/// The ENGINE RECONCILER (every node that shares capacity): takes the
+/// engine-reconcile sweep lock every health-check interval; the holder's
+/// health checks ask the engines for their running counts and it
+/// publishes them, every other node reads them.
+using engine_reconciler_actor = caf::typed_actor<
+  // What /worker/status shows.
+  caf::replies_to<atom::get>::with<reconcile_status>,
+  // Shutdown: gives the lock up so that another node counts at once.
+  caf::replies_to<atom::drain>::with<atom::ok>,
+  // INTERNAL: time to take the lock again; the answer to call n over HTTP.
+  caf::reacts_to<atom::tick>,
+  caf::reacts_to<atom::swept, uint64_t, http_outcome>>;
 
 /// The CONTROL PLANE LINK (worker): long-polls for snapshots, verifies and
 /// activates them, heartbeats, backs off, and bootstraps from a peer.

@@ -69,6 +69,9 @@ using leased = caf::atom_constant<caf::atom("leased")>;
 using sweep = caf::atom_constant<caf::atom("sweep")>;
 using leader = caf::atom_constant<caf::atom("leader")>;
 using follow = caf::atom_constant<caf::atom("follow")>;
+using sweep_lock = caf::atom_constant<caf::atom("sweeplock")>;
+using swept = caf::atom_constant<caf::atom("swept")>;
+using reconcile = caf::atom_constant<caf::atom("reconcile")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".

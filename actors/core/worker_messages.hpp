@@ -5,6 +5,7 @@
 #pragma once
 
 #include "protocols/worker_api/lease_call.hpp"
+#include "protocols/worker_api/sweep_lock.hpp"
 #include "protocols/worker_api/snapshot.hpp"
 #include "protocols/worker_api/worker_report.hpp"
 
@@ -131,8 +132,21 @@ struct capacity_status {
   std::string last_error;
 };
 
+/// Engine reconciliation on one node, for /worker/status and tests.
+struct reconcile_status {
+  /// This node holds the engine-reconcile lock (or could not ask for it
+  /// and counts on its own): its health checks ask the engines.
+  bool counting = true;
+  bool holds_lock = false;
+  /// Who held the lock at the last answer ("" before one).
+  std::string lock_holder;
+  uint64_t failures = 0;
+  std::string last_error;
+};
+
 } // namespace qf
 
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::reconcile_status)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::fleet_update)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::served_snapshot)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::snapshot_wait_result)
@@ -143,6 +157,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<qf::worker_entry>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::link_status)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::lease_call)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::acquire_answer)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::sweep_verb)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::sweep_call)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::worker_api::sweep_answer)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::lease_holder_view)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<qf::lease_holder_view>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::capacity_status)

@@ -50,13 +50,20 @@ void run_check(self_ptr self) {
   if (!state.checker)
     state.checker = self->spawn<caf::detached>(health_checker, state.cfg);
   auto generation = state.generation;
-  self->request(state.checker, state.monitor.check_timeout, atom::check::value)
+  bool count = !state.counting || state.counting->load();
+  self->request(state.checker, state.monitor.check_timeout, atom::check::value, count)
     .then(
       [self, generation](health_ok& ok) {
         if (generation != self->state.generation)
           return; // deactivated (or reactivated) meanwhile
         self->state.db = std::move(ok.db);
-        self->state.shared->reported_load.store(ok.reported_load.value_or(0));
+        if (ok.reported_load) {
+          auto& shared = *self->state.shared;
+          shared.reported_load.store(*ok.reported_load);
+          shared.counted_at_ms.store(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::steady_clock::now().time_since_epoch())
+                                       .count());
+        }
         set_health(self, health::healthy);
         schedule_check(self);
       },
@@ -95,13 +102,15 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
                             config::monitor monitor,
                             std::shared_ptr<cluster_state> shared,
                             std::shared_ptr<metrics> stats,
-                            std::shared_ptr<first_health_round> first_round) {
+                            std::shared_ptr<first_health_round> first_round,
+                            std::shared_ptr<const std::atomic<bool>> counting) {
   auto& state = self->state;
   state.cfg = std::move(cfg);
   state.monitor = monitor;
   state.shared = std::move(shared);
   state.stats = std::move(stats);
   state.first_round = std::move(first_round);
+  state.counting = std::move(counting);
   state.active = state.cfg.enabled;
   state.stats->cluster_health(state.cfg.name,
                            std::string{to_string(state.shared->status.load())});

@@ -33,6 +33,9 @@ struct cluster_actor_state {
   std::shared_ptr<cluster_state> shared;
   std::shared_ptr<metrics> stats;
   std::shared_ptr<first_health_round> first_round;
+  /// Whether its health checks ask the engine for its running count (this
+  /// node holds engine reconciliation's lock); null: always.
+  std::shared_ptr<const std::atomic<bool>> counting;
   bool first_check_reported = false;
   std::shared_ptr<engines::database> db;
   caf::actor checker;
@@ -65,6 +68,7 @@ caf::behavior cluster_actor(caf::stateful_actor<cluster_actor_state>* self,
                             config::cluster cfg, config::monitor monitor,
                             std::shared_ptr<cluster_state> shared,
                             std::shared_ptr<metrics> stats,
-                            std::shared_ptr<first_health_round> first_round);
+                            std::shared_ptr<first_health_round> first_round,
+                            std::shared_ptr<const std::atomic<bool>> counting = nullptr);
 
 } // namespace qf

@@ -51,9 +51,15 @@ struct cluster_state {
   const uint32_t pool_size;
   std::atomic<bool> enabled;
   std::atomic<health> status;
-  /// Queries the cluster itself reported at its last check (Trino counts
-  /// its other clients' too); 0 when it does not say.
+  /// Queries the cluster itself runs (every client's, as Trino's
+  /// /v1/query or PostgreSQL's pg_stat_activity count them): this node's
+  /// last count, or the one engine reconciliation published; 0 when
+  /// nobody says (embedded engines).
   std::atomic<uint32_t> reported_load{0};
+  /// When this node's health check last counted it (steady clock, ms; 0:
+  /// never): engine reconciliation publishes those of the lock's holder,
+  /// every other node's reported_load is the published count.
+  std::atomic<int64_t> counted_at_ms{0};
 
   /// What leastLoaded weighs: our queries there, or what the cluster
   /// reported, whichever is more.

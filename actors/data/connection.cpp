@@ -71,7 +71,7 @@ caf::behavior health_checker(caf::stateful_actor<health_checker_state>* self,
                              config::cluster cfg) {
   self->state.cfg = std::move(cfg);
   return {
-    [self](atom::check) {
+    [self](atom::check, bool count) {
       auto& st = self->state;
       return guarded([&] {
         if (!st.db)
@@ -79,7 +79,8 @@ caf::behavior health_checker(caf::stateful_actor<health_checker_state>* self,
         if (!st.conn)
           st.conn = st.db->connect();
         try {
-          return health_ok{st.db, st.conn->probe(st.cfg.health_check_query)};
+          st.conn->probe(st.cfg.health_check_query);
+          return health_ok{st.db, count ? st.conn->running_count() : std::nullopt};
         } catch (...) {
           st.conn.reset(); // reconnect on the next check
           throw;

@@ -28,7 +28,7 @@ caf::behavior connection_actor(caf::stateful_actor<connection_state>* self,
 /// The database a successful health check opened (or kept open).
 struct health_ok {
   std::shared_ptr<engines::database> db;
-  /// What the cluster itself reports running or queued, when it says.
+  /// What the cluster itself runs or queues, when asked and it says.
   std::optional<uint32_t> reported_load;
 };
 

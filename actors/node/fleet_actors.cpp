@@ -137,7 +137,8 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
   for (auto& [c, state] : fresh) {
     if (c->enabled)
       round->pending.fetch_add(1); // before the config is published
-    state->actor = ctx.sys->spawn(cluster_actor, *c, cfg->health, state, ctx.stats, round);
+    state->actor = ctx.sys->spawn(cluster_actor, *c, cfg->health, state, ctx.stats, round,
+                                  ctx.counting);
   }
 
   if (before) {

@@ -22,6 +22,9 @@ struct fleet_context {
   /// A worker sharing capacity: its capacity actor, which its clusters
   /// ask for slots (none elsewhere: slots are not leased).
   caf::actor capacity;
+  /// Whether health checks ask the engines for their running counts
+  /// (actors/node/engine_reconciler.hpp); null: always.
+  std::shared_ptr<const std::atomic<bool>> counting;
 };
 
 /// The next active config for cfg (with `fleet`, its stored form), built on

@@ -310,7 +310,7 @@ void metrics::coordination_failed(const std::string& operation) {
 }
 
 void metrics::expose_coordination() {
-  for (const char* op : {"acquire", "release", "renew"})
+  for (const char* op : {"acquire", "release", "renew", "sweep_lock"})
     impl_->coordination_failures.Add({{"operation", op}});
 }
 

@@ -12,6 +12,7 @@
 #include "actors/worker/capacity.hpp"
 #include "actors/worker/control_plane_link.hpp"
 #include "actors/data/query_reaper.hpp"
+#include "actors/node/engine_reconciler.hpp"
 #include "actors/node/snapshot_holder.hpp"
 
 #include <caf/all.hpp>
@@ -200,10 +201,32 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
     svc.capacity = sys.spawn(capacity, std::move(leasing));
     actors_.push_back(caf::actor_cast<caf::actor>(svc.capacity));
   }
+  // Health checks count engines' running queries unless another node of
+  // the fleet holds the engine-reconcile lock (the reconciler decides).
+  auto counting = std::make_shared<std::atomic<bool>>(!shares_capacity);
+  if (svc.lease_table || shares_capacity) {
+    engine_reconciler_settings reconciling;
+    reconciling.interval = cfg.health.task_delay;
+    reconciling.counting = counting;
+    reconciling.cell = svc.snapshot;
+    reconciling.stats = svc.stats;
+    if (svc.lease_table) {
+      reconciling.holder = replica_name_.empty() ? replica_name_of(svc.node_suffix)
+                                                 : replica_name_;
+      reconciling.table = svc.lease_table;
+    } else {
+      reconciling.holder = worker->name;
+      reconciling.url = q.control_plane.url;
+      reconciling.shared_secret = q.control_plane.shared_secret;
+      reconciling.transport = worker->transport;
+    }
+    svc.reconciler = sys.spawn(engine_reconciler, std::move(reconciling));
+    actors_.push_back(caf::actor_cast<caf::actor>(svc.reconciler));
+  }
   snapshot_holder_settings holding;
   holding.cell = svc.snapshot;
   holding.ctx = fleet_context{&sys, svc.stats, svc.first_round,
-                              caf::actor_cast<caf::actor>(svc.capacity)};
+                              caf::actor_cast<caf::actor>(svc.capacity), counting};
   holding.store = svc.config_store;
   if (!worker)
     holding.first = fleet_update{std::make_shared<const config::gateway_config>(cfg),
@@ -294,6 +317,19 @@ void node::release_capacity(std::chrono::milliseconds timeout) {
              [](caf::error&) {
                spdlog::warn("the control plane did not hear that this worker's leases are "
                             "free: they expire with their TTL");
+             });
+}
+
+void node::release_sweep_lock(std::chrono::milliseconds timeout) {
+  auto reconciler = services_->reconciler;
+  if (!reconciler)
+    return;
+  caf::scoped_actor self{*services_->sys};
+  self->request(reconciler, timeout, atom::drain::value)
+    .receive([](atom::ok) {},
+             [](caf::error&) {
+               spdlog::warn("the engine-reconcile lock was not given back: it expires "
+                            "with its TTL");
              });
 }
 

@@ -86,6 +86,9 @@ struct node_services {
   lease_table_actor lease_table;
   /// On a worker with coordination.mode: controlPlane: its leases.
   capacity_actor capacity;
+  /// Where the fleet reconciles engine counts (a control plane serving
+  /// workers, a worker sharing capacity): who counts, and the lock.
+  engine_reconciler_actor reconciler;
   /// On a worker: the link to its control plane, its name and labels.
   control_plane_link_actor control_plane;
   std::string worker_name;
@@ -172,6 +175,10 @@ public:
   /// A worker sharing capacity gives its leases back once its queries
   /// ended; waits at most `timeout` for the control plane to hear it.
   void release_capacity(std::chrono::milliseconds timeout);
+
+  /// A node holding the engine-reconcile lock gives it up, so that
+  /// another node counts from its next tick; waits at most `timeout`.
+  void release_sweep_lock(std::chrono::milliseconds timeout);
 
   /// A control plane on PostgreSQL serving workers, once its admin port
   /// listens: runs for owning the fleet's leases, reachable at `url` by

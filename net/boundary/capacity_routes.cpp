@@ -93,4 +93,43 @@ void serve_capacity(const std::shared_ptr<node_services>& node, const http::requ
   }
 }
 
+void serve_sweep_lock(const std::shared_ptr<node_services>& node, const http::request& req,
+                      const std::vector<std::string>& seg, http::respond_fn respond) {
+  using worker_api::sweep_verb;
+  auto verb = seg.size() == 3 ? worker_api::sweep_verb_named(seg[2]) : std::nullopt;
+  if (!verb)
+    return respond(http::error_response(404, "no such worker API resource: " + req.target
+                                               + " (acquire, release, publish, counts)"));
+  auto method = *verb == sweep_verb::counts ? "GET" : "POST";
+  if (req.method != method)
+    return respond(http::error_response(405, std::string{"use "} + method));
+  if (!node->lease_table)
+    return respond(http::error_response(404, "this node keeps no sweep locks"));
+  worker_api::sweep_call call;
+  if (*verb == sweep_verb::counts) {
+    auto q = req.target.find('?');
+    auto name = worker_api::counts_lock_name(
+      q == std::string::npos ? std::string_view{} : std::string_view{req.target}.substr(q + 1));
+    if (!name)
+      return respond(http::error_response(400, "name: expected a lock's name"));
+    call.name = std::move(*name);
+  } else {
+    if (req.body.size() > worker_api::max_sweep_call_bytes)
+      return respond(http::error_response(413, "the body is larger than 256 KiB"));
+    auto decoded = worker_api::decode_sweep_call(*verb, req.body);
+    if (!decoded.call)
+      return respond(http::error_response(400, decoded.error));
+    call = std::move(*decoded.call);
+  }
+  ask(
+    *node->sys, node->lease_table, 5s,
+    [respond, v = *verb](worker_api::sweep_answer& a) {
+      http::response res;
+      res.body = worker_api::encode(v, a);
+      respond(std::move(res));
+    },
+    [respond](caf::error& err) { respond(refusal(err)); }, atom::sweep_lock::value, *verb,
+    std::move(call));
+}
+
 } // namespace qf::boundary

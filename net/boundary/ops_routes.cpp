@@ -71,39 +71,66 @@ private:
     return res;
   }
 
+  /// What /worker/status shows, gathered from the node's actors in turn.
+  struct status_parts {
+    holder_status held;
+    link_status link;
+    std::optional<capacity_status> leases;
+    std::optional<reconcile_status> reconcile;
+  };
+
   void status(http::respond_fn respond) {
     auto node = node_;
     auto settings = settings_;
+    auto parts = std::make_shared<status_parts>();
+    auto fail = [respond](caf::error& err) {
+      respond(http::error_response(504, caf::to_string(err)));
+    };
+    auto finish = [node, settings, respond, parts] {
+      respond(json_ok(status_json(*node, settings, *parts)));
+    };
+    auto reconcile = [node, parts, finish, fail] {
+      if (!node->reconciler)
+        return finish();
+      ask(
+        *node->sys, node->reconciler, 5s,
+        [parts, finish](reconcile_status& r) {
+          parts->reconcile = std::move(r);
+          finish();
+        },
+        fail, atom::get::value);
+    };
+    auto leases = [node, parts, reconcile, fail] {
+      if (!node->capacity)
+        return reconcile();
+      ask(
+        *node->sys, node->capacity, 5s,
+        [parts, reconcile](capacity_status& l) {
+          parts->leases = std::move(l);
+          reconcile();
+        },
+        fail, atom::get::value);
+    };
     ask(
       *node->sys, node->snapshot_holder, 5s,
-      [node, settings, respond](holder_status& held) {
+      [node, parts, leases, fail](holder_status& held) {
+        parts->held = std::move(held);
         ask(
           *node->sys, node->control_plane, 5s,
-          [node, settings, respond, held](link_status& link) {
-            if (!node->capacity)
-              return respond(json_ok(status_json(*node, settings, held, link, nullptr)));
-            ask(
-              *node->sys, node->capacity, 5s,
-              [node, settings, respond, held, link](capacity_status& leases) {
-                respond(json_ok(status_json(*node, settings, held, link, &leases)));
-              },
-              [respond](caf::error& err) {
-                respond(http::error_response(504, caf::to_string(err)));
-              },
-              atom::get::value);
+          [parts, leases](link_status& link) {
+            parts->link = std::move(link);
+            leases();
           },
-          [respond](caf::error& err) {
-            respond(http::error_response(504, caf::to_string(err)));
-          },
-          atom::get::value);
+          fail, atom::get::value);
       },
-      [respond](caf::error& err) { respond(http::error_response(504, caf::to_string(err))); },
-      atom::get::value);
+      fail, atom::get::value);
   }
 
   static std::string status_json(const node_services& node, const config::node& settings,
-                                 const holder_status& held, const link_status& link,
-                                 const capacity_status* leases) {
+                                 const status_parts& parts) {
+    const auto& held = parts.held;
+    const auto& link = parts.link;
+    const auto& leases = parts.leases;
     std::string out = "{\"workerName\":";
     json_text::append_string(out, node.worker_name);
     out += ",\"labels\":";
@@ -151,6 +178,19 @@ private:
       out += ",\"calls\":" + std::to_string(leases->calls)
              + ",\"failures\":" + std::to_string(leases->failures) + ",\"lastError\":";
       append_string_or_null(out, leases->last_error);
+    }
+    // Who asks the engines for their running counts (one node of the
+    // fleet, the engine-reconcile lock's holder).
+    if (const auto& r = parts.reconcile) {
+      out += ",\"engineReconcile\":{\"counting\":";
+      out += r->counting ? "true" : "false";
+      out += ",\"holdsLock\":";
+      out += r->holds_lock ? "true" : "false";
+      out += ",\"lockHolder\":";
+      append_string_or_null(out, r->lock_holder);
+      out += ",\"failures\":" + std::to_string(r->failures) + ",\"lastError\":";
+      append_string_or_null(out, r->last_error);
+      out += '}';
     }
     // The history policy in effect: the snapshot's, with this worker's own
     // endpoint over it.

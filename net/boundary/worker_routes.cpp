@@ -217,6 +217,8 @@ void serve_worker_api(const std::shared_ptr<node_services>& node, const config::
     return report(node, req, atom::heartbeat::value, std::move(respond));
   if (path == "capacity")
     return serve_capacity(node, req, seg, std::move(respond));
+  if (path == "sweep-lock")
+    return serve_sweep_lock(node, req, seg, std::move(respond));
   bool known = (seg.size() == 2 && (path == "config" || path == "register" || path == "heartbeat"))
                || (seg.size() == 3 && path == "config" && seg[2] == "wait");
   if (known)

@@ -1,6 +1,7 @@
 #include "protocols/worker_api/lease_call.hpp"
 
 #include "protocols/common/json_depth.hpp"
+#include "protocols/worker_api/json_fields.hpp"
 #include "protocols/worker_api/worker_report.hpp"
 
 #include <nlohmann/json.hpp>
@@ -14,26 +15,8 @@ namespace {
 using nlohmann::json;
 
 constexpr uint64_t max_count = 100'000;
-constexpr size_t max_name = 253;
-
-bool read_uint(const json& doc, const char* key, uint64_t lo, uint64_t hi, uint64_t& out) {
-  auto it = doc.find(key);
-  if (it == doc.end() || !it->is_number_unsigned())
-    return false;
-  out = it->get<uint64_t>();
-  return out >= lo && out <= hi;
-}
-
-bool read_name(const json& doc, const char* key, std::string& out) {
-  auto it = doc.find(key);
-  if (it == doc.end() || !it->is_string())
-    return false;
-  const auto& s = it->get_ref<const std::string&>();
-  if (s.empty() || s.size() > max_name)
-    return false;
-  out = s;
-  return true;
-}
+using fields::read_uint;
+using fields::read_name;
 
 } // namespace
 
@@ -84,13 +67,9 @@ lease_call_outcome decode_lease_call(lease_verb v, std::string_view body) {
     out.error = std::move(why);
     return out;
   };
-  if (body.size() > max_lease_call_bytes)
-    return fail("the body is larger than 256 KiB");
-  if (!json_text::nests_within(body, 3))
-    return fail("the body nests too deep");
-  auto doc = json::parse(body, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object())
-    return fail("the body must be a JSON object");
+  json doc;
+  if (std::string error; !fields::parse_object(body, max_lease_call_bytes, doc, error))
+    return fail(std::move(error));
   lease_call c;
   if (!read_name(doc, "worker", c.worker) || !valid_worker_name(c.worker))
     return fail("worker: expected the worker's name");

@@ -1,11 +1,12 @@
 // Fuzzes what crosses between workers and control planes: snapshot bodies
 // (from a control plane or a peer), heartbeat reports, labels files, lease
-// calls and the answers to acquires. Each is read or refused with a reason,
+// calls and the answers to acquires, sweep-lock calls and their answers. Each is read or refused with a reason,
 // never a crash; an accepted snapshot re-encodes to the revision it came
 // with, an accepted call or answer to itself.
 #include "protocols/common/canonical_json.hpp"
 #include "protocols/worker_api/lease_call.hpp"
 #include "protocols/worker_api/snapshot.hpp"
+#include "protocols/worker_api/sweep_lock.hpp"
 #include "protocols/worker_api/worker_report.hpp"
 
 #include <nlohmann/json.hpp>
@@ -60,6 +61,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::abort();
     }
   (void) qf::worker_api::decode_refusal(text);
+  using qf::worker_api::sweep_verb;
+  for (auto verb : {sweep_verb::acquire, sweep_verb::release, sweep_verb::publish,
+                    sweep_verb::counts}) {
+    auto call = qf::worker_api::decode_sweep_call(verb, text);
+    if (call.call) {
+      auto again = qf::worker_api::decode_sweep_call(verb, qf::worker_api::encode(verb, *call.call));
+      if (!again.call || !(*again.call == *call.call))
+        std::abort();
+    } else if (call.error.empty()) {
+      std::abort();
+    }
+    if (auto answer = qf::worker_api::decode_sweep_answer(verb, text)) {
+      auto again = qf::worker_api::decode_sweep_answer(verb, qf::worker_api::encode(verb, *answer));
+      if (!again || !(*again == *answer))
+        std::abort();
+    }
+  }
+  (void) qf::worker_api::counts_lock_name(text);
   if (size < 4096) {
     auto doc = nlohmann::json::parse(text, nullptr, false);
     if (!doc.is_discarded())

@@ -121,6 +121,10 @@ public:
   void kill_worker(size_t i);
   /// Stops and removes worker i's node (its proxy stays).
   void stop_worker(size_t i);
+  /// Whether worker i runs (not killed or stopped).
+  bool alive(size_t i) const {
+    return workers_.at(i).node != nullptr;
+  }
   server& worker(size_t i) {
     return *workers_.at(i).node;
   }
