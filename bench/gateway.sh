@@ -35,6 +35,20 @@ script_for() { # pgbench options -> "-S" or nothing
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+# The medians of the rounds in the global arrays tps and lat (by target:
+# direct, pgbouncer, queryflux), with the ratios to direct and pgbouncer.
+report_against_direct_and_pgbouncer() {
+  local base pooler target t l
+  base=$(echo "${tps[direct]}" | tr ' ' '\n' | grep . | median)
+  pooler=$(echo "${tps[pgbouncer]}" | tr ' ' '\n' | grep . | median)
+  for target in direct pgbouncer queryflux; do
+    t=$(echo "${tps[$target]}" | tr ' ' '\n' | grep . | median)
+    l=$(echo "${lat[$target]}" | tr ' ' '\n' | grep . | median)
+    printf '  %-10s %10.0f tps  %7.3f ms avg latency  %5.2fx direct  %5.2fx pgbouncer\n' \
+      "$target" "$t" "$l" "$(echo "$t / $base" | bc -l)" "$(echo "$t / $pooler" | bc -l)"
+  done
+}
+
 # The server's backends and helpers alive at both ends of a run: it misses
 # backends that exit within the run, which are every backend of direct
 # access and of -C; for the two proxies' pooled backends it is all of them.

@@ -34,13 +34,6 @@ for mode in "-S" "-S -C" "-b tpcb-like"; do
     done
   done
   echo "pgbench $mode -c 8 -j 2 -T $secs, median of $rounds interleaved rounds"
-  base=$(echo "${tps[direct]}" | tr ' ' '\n' | grep . | median)
-  pooler=$(echo "${tps[pgbouncer]}" | tr ' ' '\n' | grep . | median)
-  for target in direct pgbouncer queryflux; do
-    t=$(echo "${tps[$target]}" | tr ' ' '\n' | grep . | median)
-    l=$(echo "${lat[$target]}" | tr ' ' '\n' | grep . | median)
-    printf '  %-10s %10.0f tps  %7.3f ms avg latency  %5.2fx direct  %5.2fx pgbouncer\n' \
-      "$target" "$t" "$l" "$(echo "$t / $base" | bc -l)" "$(echo "$t / $pooler" | bc -l)"
-  done
+  report_against_direct_and_pgbouncer
   unset tps lat
 done

@@ -91,13 +91,18 @@ bool recently(const std::map<std::string, caf::actor_clock::time_point>& denied,
 /// A cluster's fair share while others wait for it (a slot denied a
 /// moment ago, or the control plane's own queries queued for it): the
 /// limit over those holding or wanting slots there, the control plane's
-/// own queries one of them.
+/// own queries one of them; 0 while the fleet runs past the limit.
 std::optional<uint32_t> share_of(self_ptr self, const std::string& cluster) {
   auto& st = self->state;
   auto now = self->clock().now();
   auto state = cluster_named(self, cluster);
   if (!state)
     return std::nullopt;
+  // Over the limit (renewals after an outage with localLimits counted past
+  // it): every slot freed goes back, not to its holder's next waiter,
+  // until the fleet is under the limit again.
+  if (state->running() > state->limit)
+    return 0u;
   bool own_waiting = state->queued() > 0;
   if (!own_waiting && !recently(st.denied_at, cluster, now))
     return std::nullopt;

@@ -3,6 +3,7 @@
 // marked unsafe (never serialized) rather than given inspectors.
 #pragma once
 
+#include "actors/node/metrics.hpp"
 #include "engines/engine.hpp"
 #include "protocols/common/rows.hpp"
 
@@ -166,6 +167,8 @@ struct pinned_connection {
   std::shared_ptr<cluster_state> cluster;
   conn_lease lease;
   std::string group;
+  /// The running gauge the slot is counted in (actors/data/query_books).
+  std::shared_ptr<metrics::route_series> series;
 };
 
 /// What a wire-protocol session gets from a statement: rows as they come,

@@ -1,6 +1,8 @@
 // One statement from its arrival to its last page.
 #include "actors/data/statement.hpp"
 
+#include "actors/data/query_books.hpp"
+
 #include "actors/data/statement_pages.hpp"
 
 #include "protocols/common/json_writer.hpp"
@@ -50,30 +52,30 @@ std::string status_of(const trino::error_code& code) {
 void record(self_ptr self, const std::string& status) {
   auto& st = self->state;
   const auto& s = st.spec.session;
-  query_record r;
-  r.proxy_query_id = st.spec.id;
-  r.user = s.user;
-  r.source = s.source;
-  r.catalog = s.catalog;
-  r.schema = s.schema;
-  r.cluster_group = st.route.group;
-  r.cluster_name = st.cluster ? st.cluster->name : "";
-  r.engine_type = st.cluster ? st.cluster->engine_type : "";
-  r.protocol = std::string{config::to_string(st.spec.protocol)};
-  r.sql = st.spec.sql;
-  r.status = status;
-  r.error_message = st.error ? st.error->message : "";
-  r.routing_trace = routing::trace_to_json(st.route);
-  r.created_at_ms = st.created_wall_ms;
-  r.started_at_ms = st.started_wall_ms;
-  r.finished_at_ms = st.finished_wall_ms;
-  auto queued_until = st.admitted != clock::time_point{} ? st.admitted
-                                                         : st.ended;
-  r.queue_duration_ms = ms_between(st.created, queued_until);
-  r.execution_duration_ms = ms_between(st.started, st.ended);
-  r.rows_returned = st.rows;
-  st.node->record_finished(std::move(r),
-                           std::chrono::duration<double>(st.ended - st.created).count());
+  statement_facts f;
+  f.id = st.spec.id;
+  f.user = s.user;
+  f.source = s.source;
+  f.catalog = s.catalog;
+  f.schema = s.schema;
+  f.protocol = std::string{config::to_string(st.spec.protocol)};
+  f.sql = st.spec.sql;
+  f.status = status;
+  f.error = st.error ? st.error->message : "";
+  f.group = st.route.group;
+  f.routing_trace = routing::trace_to_json(st.route);
+  f.cluster = st.cluster.get();
+  f.created = st.created;
+  f.created_wall_ms = st.created_wall_ms;
+  if (st.admitted != clock::time_point{})
+    f.admitted = st.admitted;
+  if (st.started != clock::time_point{})
+    f.started = st.started;
+  f.ended = st.ended;
+  f.started_wall_ms = st.started_wall_ms;
+  f.finished_wall_ms = st.finished_wall_ms;
+  f.rows = st.rows;
+  file_record(*st.node, std::move(f), st.series.get());
 }
 
 void release_slot(self_ptr self) {
@@ -81,9 +83,7 @@ void release_slot(self_ptr self) {
   if (!st.holds_slot)
     return;
   st.holds_slot = false;
-  // The gauge drops first: a waiter admitted by release() raises it at once.
-  st.node->stats->running_changed(st.route.group, st.cluster->name, -1);
-  st.cluster->release();
+  give_back_slot(*st.node->stats, *st.series, *st.cluster);
 }
 
 /// Gives the connection back once no request to it is outstanding: to the
@@ -97,8 +97,8 @@ void return_connection(self_ptr self) {
     // statement now, not when the connection's next statement comes.
     self->send(st.lease->actor, atom::close::value);
   if (st.spec.keep_pinned && !st.rollback_on_return) {
-    st.handover = pinned_connection{st.cluster, std::move(*st.lease),
-                                    st.route.group};
+    st.handover = pinned_connection{st.cluster, std::move(*st.lease), st.route.group,
+                                    st.series};
     st.lease.reset();
     st.holds_slot = false; // the slot travels with the connection
     return;
@@ -266,7 +266,7 @@ void hand_over_slot(self_ptr self, std::shared_ptr<cluster_state> cluster) {
 void admitted(self_ptr self, admission& a) {
   auto& state = self->state;
   if (state.ph != phase::queued) { // cancelled while the grant was under way
-    a.cluster->release();
+    a.cluster->release(); // never counted as running: nothing else to undo
     return;
   }
   if (state.spec.admit_only)
@@ -274,7 +274,10 @@ void admitted(self_ptr self, admission& a) {
   state.cluster = std::move(a.cluster);
   state.holds_slot = true;
   state.admitted = clock::now();
-  state.node->stats->running_changed(state.route.group, state.cluster->name, 1);
+  state.series = state.node->stats->series(state.route.group, state.cluster->name,
+                                           state.cluster->engine_type,
+                                           std::string{config::to_string(state.spec.protocol)});
+  slot_taken(*state.node->stats, *state.series);
   if (auto idle = state.cluster->take_idle()) {
     state.lease = std::move(*idle);
     execute(self);
@@ -301,6 +304,7 @@ void start(self_ptr self) {
     st.cluster = pin.cluster;
     st.lease = pin.lease;
     st.route.group = pin.group;
+    st.series = pin.series;
     st.holds_slot = true;
     st.admitted = clock::now();
     execute(self);

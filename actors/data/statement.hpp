@@ -38,6 +38,9 @@ struct statement_state {
   routing::decision route;
   caf::actor group;
   std::shared_ptr<cluster_state> cluster;
+  /// The route's metric series once it has a cluster: its running gauge
+  /// counts the slot.
+  std::shared_ptr<metrics::route_series> series;
   bool holds_slot = false;
   std::optional<conn_lease> lease;
   std::optional<pinned_connection> handover; // for keep_pinned

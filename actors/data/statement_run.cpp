@@ -1,5 +1,6 @@
 #include "actors/data/statement_run.hpp"
 
+#include "actors/data/query_books.hpp"
 #include "actors/data/statement.hpp"
 
 #include <caf/all.hpp>
@@ -26,8 +27,7 @@ void abandon_transaction(node_services& node, pinned_connection& pin) {
                  statement_request{"ROLLBACK", {}, 1, {}});
   if (!pin.cluster->give_back(pin.lease))
     caf::anon_send(pin.cluster->actor, atom::release::value, pin.lease, false);
-  node.stats->running_changed(pin.group, pin.cluster->name, -1);
-  pin.cluster->release(); // after the gauge, as in release_slot
+  give_back_slot(*node.stats, *pin.series, *pin.cluster);
 }
 
 } // namespace qf

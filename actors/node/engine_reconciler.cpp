@@ -207,8 +207,13 @@ engine_reconciler(engine_reconciler_actor::stateful_pointer<engine_reconciler_st
       return promise;
     },
     [self](atom::tick) {
-      if (!self->state.draining)
-        send(self, sweep_verb::acquire);
+      if (self->state.draining)
+        return;
+      // Without a config there is nothing to count, and no interval to
+      // hold the lock for: a worker waits for its first snapshot.
+      if (!self->state.cfg.cell->load())
+        return schedule_tick(self);
+      send(self, sweep_verb::acquire);
     },
     [self](atom::swept, uint64_t id, http_outcome& o) { heard(self, id, o); },
   };

@@ -1,5 +1,6 @@
 #include "net/boundary/fast_lane.hpp"
 
+#include "actors/data/query_books.hpp"
 #include "actors/data/query_registry.hpp"
 #include "actors/node/node.hpp"
 #include "io/event_loop.hpp"
@@ -27,7 +28,7 @@ void fast_lane_books::admitted(fast_statement& st) {
   if (!st.queued_ms)
     node_->stats->queue_wait(series, 0.0);
   if (!st.in_block)
-    node_->stats->running_changed(series, 1);
+    slot_taken(*node_->stats, series);
   if (st.id.empty()) // else it waited in the queue under this id
     st.id = node_->query_id(node_->next_ticket.fetch_add(1), id_prefix_);
   summary_->begin(st.id, sql::preview(st.sql, 160), st.route.group, st.cluster->name);
@@ -35,10 +36,8 @@ void fast_lane_books::admitted(fast_statement& st) {
 
 void fast_lane_books::ended(fast_statement st, io::event_loop& loop, std::string status,
                             std::string error) {
-  if (!st.block_goes_on) {
-    node_->stats->running_changed(*series_, -1); // before a waiter raises it
-    st.cluster->release();
-  }
+  if (!st.block_goes_on)
+    give_back_slot(*node_->stats, *series_, *st.cluster);
   if (st.pipelined)
     node_->stats->statement_pipelined(*series_, st.moves);
   summary_->end();
@@ -55,35 +54,30 @@ void fast_lane_books::ended(fast_statement st, io::event_loop& loop, std::string
 void fast_lane_books::record(fast_statement& st, std::chrono::steady_clock::time_point ended,
                              metrics::route_series& series, std::string status,
                              std::string error) {
-  query_record r;
-  r.proxy_query_id = std::move(st.id);
-  r.user = user_;
-  r.source = source_;
-  r.catalog = catalog_;
-  r.cluster_group = st.route.group;
-  r.cluster_name = st.cluster->name;
-  r.engine_type = st.cluster->engine_type;
-  r.protocol = protocol_;
-  r.sql = std::move(st.sql);
-  r.status = std::move(status);
-  r.error_message = std::move(error);
-  r.routing_trace = trace_json(st.route);
-  r.created_at_ms = st.created_wall_ms;
-  auto queued = st.queued_ms.value_or(0);
-  auto took = ms_between(st.created, ended);
-  r.started_at_ms = st.created_wall_ms + queued;
-  r.finished_at_ms = st.created_wall_ms + took;
-  r.queue_duration_ms = queued;
-  r.execution_duration_ms = took - queued;
-  r.rows_returned = st.rows;
-  node_->record_finished(std::move(r),
-                         std::chrono::duration<double>(ended - st.created).count(), &series);
+  statement_facts f;
+  f.id = std::move(st.id);
+  f.user = user_;
+  f.source = source_;
+  f.catalog = catalog_;
+  f.protocol = protocol_;
+  f.sql = std::move(st.sql);
+  f.status = std::move(status);
+  f.error = std::move(error);
+  f.group = st.route.group;
+  f.routing_trace = trace_json(st.route);
+  f.cluster = st.cluster.get();
+  f.created = st.created;
+  f.created_wall_ms = st.created_wall_ms;
+  // Its connection was the lane's to find: it started when admitted.
+  f.admitted = f.started = st.created + std::chrono::milliseconds(st.queued_ms.value_or(0));
+  f.ended = ended;
+  f.rows = st.rows;
+  file_record(*node_, std::move(f), &series);
   node_->in_flight.fetch_sub(1);
 }
 
 void fast_lane_books::block_dropped(cluster_state& cluster) {
-  node_->stats->running_changed(*series_, -1);
-  cluster.release();
+  give_back_slot(*node_->stats, *series_, cluster);
 }
 
 metrics::route_series& fast_lane_books::series_for(const std::string& group,

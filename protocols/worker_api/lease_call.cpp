@@ -127,7 +127,7 @@ bool read_contended(const json& doc, std::vector<acquire_answer::share>& out) {
     acquire_answer::share s;
     uint64_t n = 0;
     if (!c.is_object() || !read_name(c, "cluster", s.cluster)
-        || !read_uint(c, "share", 1, max_count, n))
+        || !read_uint(c, "share", 0, max_count, n))
       return false;
     s.slots = static_cast<uint32_t>(n);
     out.push_back(std::move(s));

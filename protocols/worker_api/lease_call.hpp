@@ -81,7 +81,9 @@ struct acquire_answer {
   /// Clusters other workers wait for, each with a fair share (the limit
   /// over the workers that want slots there): a worker holding more than
   /// its share gives a slot back as its query ends, rather than keeping it
-  /// for its own queue; at or under it, it keeps them.
+  /// for its own queue; at or under it, it keeps them. A share of 0: the
+  /// fleet runs past the limit (after an outage), every freed slot goes
+  /// back.
   struct share {
     std::string cluster;
     uint32_t slots = 0;

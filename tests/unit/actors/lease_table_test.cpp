@@ -270,3 +270,28 @@ TEST_F(lease_table_test, a_denial_makes_the_cluster_contended_with_a_fair_share_
   ASSERT_TRUE(*later && **later);
   EXPECT_TRUE((**later)->contended.empty());
 }
+
+TEST_F(lease_table_test, past_the_limit_every_holder_hears_a_share_of_0_until_under_it) {
+  start();
+  // After an outage with localLimits both workers counted what they ran:
+  // the fleet is past the limit, and every slot freed must go back rather
+  // than to its holder's next waiter.
+  renew("a", 1, 3);
+  auto past = [&](const std::string& worker, uint64_t seq, uint32_t holding) {
+    auto c = call(worker, seq, 0);
+    c.items.push_back({"pg", "", holding});
+    auto r = ask<worker_api::acquire_answer>(atom::renew::value, c);
+    EXPECT_TRUE(*r && **r);
+    return *r && **r ? (**r)->contended : std::vector<worker_api::acquire_answer::share>{};
+  };
+  auto heard = past("b", 1, 3);
+  ASSERT_GT(pg->running(), pg->limit);
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_EQ(heard[0].slots, 0u);
+  EXPECT_EQ(acquire("b", 2, 1), 0u); // nothing granted past it
+  // Back at the limit: no longer 0 (b's denial keeps it contended).
+  heard = past("a", 2, 0);
+  ASSERT_EQ(pg->running(), pg->limit);
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_GE(heard[0].slots, 1u);
+}
