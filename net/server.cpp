@@ -1,5 +1,6 @@
 #include "net/server.hpp"
 
+#include "io/host_name.hpp"
 #include "io/usable_cores.hpp"
 #include "net/boundary/routes.hpp"
 #include "net/boundary/wire_frontends.hpp"
@@ -16,8 +17,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <unistd.h>
 
 namespace qf {
 
@@ -63,10 +62,8 @@ std::unique_ptr<caf::actor_system_config> actor_config(const server_options& opt
 std::string worker_name_of(const config::node& q) {
   if (!q.worker_name.empty())
     return q.worker_name;
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0 || !worker_api::valid_worker_name(host))
-    return "worker";
-  return host;
+  auto host = io::host_name();
+  return worker_api::valid_worker_name(host) ? host : "worker";
 }
 
 std::map<std::string, std::string> worker_labels_of(const config::node& q) {
@@ -97,9 +94,7 @@ std::string advertised_url(const config::node& q, const std::string& address, ui
     return *q.worker_api.advertise_url;
   auto host = address;
   if (host == "0.0.0.0" || host == "::" || host.empty()) {
-    char name[256] = {};
-    gethostname(name, sizeof(name) - 1);
-    host = name;
+    host = io::host_name();
   } else if (host.find(':') != std::string::npos) {
     host = "[" + host + "]";
   }

@@ -14,11 +14,10 @@
 #include "actors/data/query_reaper.hpp"
 #include "actors/node/engine_reconciler.hpp"
 #include "actors/node/snapshot_holder.hpp"
+#include "io/host_name.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
-
-#include <unistd.h>
 
 #include <cctype>
 #include <charconv>
@@ -99,11 +98,9 @@ constexpr std::chrono::seconds replica_heartbeat{1};
 /// The holder name of a control-plane replica's own queries: its host
 /// and the process's random suffix, as a worker name may spell them.
 std::string replica_name_of(const std::string& suffix) {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
   std::string name = "control-plane-";
-  for (const char* c = host; *c; ++c)
-    name += std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' ? *c : '-';
+  for (char c : io::host_name())
+    name += std::isalnum(static_cast<unsigned char>(c)) || c == '.' ? c : '-';
   return name + "-" + suffix;
 }
 
