@@ -36,15 +36,17 @@ script_for() { # pgbench options -> "-S" or nothing
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # The medians of the rounds in the global arrays tps and lat (by target:
-# direct, pgbouncer, queryflux), with the ratios to direct and pgbouncer.
+# direct, pgbouncer, queryflux, or the targets given), with the ratios to
+# direct and pgbouncer.
 report_against_direct_and_pgbouncer() {
-  local base pooler target t l
+  local base pooler target t l targets=("$@")
+  ((${#targets[@]})) || targets=(direct pgbouncer queryflux)
   base=$(echo "${tps[direct]}" | tr ' ' '\n' | grep . | median)
   pooler=$(echo "${tps[pgbouncer]}" | tr ' ' '\n' | grep . | median)
-  for target in direct pgbouncer queryflux; do
+  for target in "${targets[@]}"; do
     t=$(echo "${tps[$target]}" | tr ' ' '\n' | grep . | median)
     l=$(echo "${lat[$target]}" | tr ' ' '\n' | grep . | median)
-    printf '  %-10s %10.0f tps  %7.3f ms avg latency  %5.2fx direct  %5.2fx pgbouncer\n' \
+    printf '  %-14s %10.0f tps  %7.3f ms avg latency  %5.2fx direct  %5.2fx pgbouncer\n' \
       "$target" "$t" "$l" "$(echo "$t / $base" | bc -l)" "$(echo "$t / $pooler" | bc -l)"
   done
 }

@@ -1,6 +1,8 @@
 // Slot accounting on a cluster.
 #include "actors/data/cluster_state.hpp"
 
+#include "actors/data/group_gate.hpp"
+
 #include "actors/core/messages.hpp"
 #include "engines/lane_pool.hpp"
 #include "engines/mysql_async_connection.hpp"
@@ -85,9 +87,16 @@ void cluster_state::notify_groups(bool waiting_only) const {
   auto links = groups_.load();
   if (!links)
     return;
-  for (const auto& g : *links)
-    if (!waiting_only || g.queued->load() > 0)
+  for (const auto& g : *links) {
+    auto gate = g.gate.lock();
+    // The lane's waiters came before the actor's: while they wait, its
+    // queue waits too (the actor serves the lane first when told).
+    if (gate && gate->serve_lane() && waiting_only)
+      continue;
+    auto queued = gate ? gate->actor_queued() : g.queued->load();
+    if (!waiting_only || queued > 0)
       caf::anon_send(g.actor, atom::release::value);
+  }
 }
 
 uint32_t cluster_state::queued() const {

@@ -20,6 +20,8 @@
 
 namespace qf {
 
+class group_gate;
+
 /// The health cache states of the spec.
 enum class health { pending, healthy, unhealthy, unknown };
 
@@ -89,10 +91,12 @@ struct cluster_state {
   std::shared_ptr<engines::pg_lane_pool> lane;
   /// MySQL clusters: the same for the MySQL wire fast lane.
   std::shared_ptr<engines::mysql_lane_pool> mysql_lane;
-  /// A group with this cluster as a member, and its queue length.
+  /// A group with this cluster as a member, its queue length, and its
+  /// gate, whose waiting lane a freed slot is handed to first.
   struct group_link {
     caf::actor actor;
     std::shared_ptr<const std::atomic<uint32_t>> queued;
+    std::weak_ptr<group_gate> gate;
   };
 
   using group_links = std::vector<group_link>;
@@ -149,8 +153,10 @@ struct cluster_state {
   /// Returns a slot and tells every group that it may admit again.
   void release();
 
-  /// Tells the groups that this cluster may take queries again; with
-  /// waiting_only, only those with a queue (the common case has none).
+  /// Tells the groups that this cluster may take queries again: their
+  /// gates' waiting lanes are served here, on the caller's thread, and
+  /// their actors told (with waiting_only, only those whose actor has a
+  /// queue: the common case has none).
   void notify_groups(bool waiting_only = false) const;
 
   /// An idle connection, if any: queries borrow without a message hop.

@@ -11,16 +11,20 @@ namespace {
 
 using self_ptr = caf::stateful_actor<group_state>*;
 
+/// The gate publishes it, with the lane's waiters, as queued() and the
+/// queryflux_queued_queries gauge.
 void publish_queue_length(self_ptr self) {
   auto& st = self->state;
-  st.gate->queued()->store(static_cast<uint32_t>(st.queue.size()));
-  st.stats->queued_set(st.gate->cfg().name, st.queue.size());
+  st.gate->set_actor_queued(static_cast<uint32_t>(st.queue.size()));
 }
 
-/// In order; one waiting for a member with no room lets those behind it
-/// go, anyone else stops the round (no member had room for it).
+/// In order, after the gate's lane (whose waiters came first); one
+/// waiting for a member with no room lets those behind it go, anyone else
+/// stops the round (no member had room for it).
 void admit_waiters(self_ptr self) {
   auto& st = self->state;
+  if (st.gate->serve_lane())
+    return; // the lane's waiters still wait: nobody behind them goes
   for (auto w = st.queue.begin(); w != st.queue.end();) {
     auto cluster = w->only.empty() ? st.gate->try_place() : st.gate->try_place_on(w->only);
     if (!cluster) {
@@ -75,14 +79,15 @@ void admit(self_ptr self, uint64_t ticket, std::string only) {
                           "cluster group \"" + st.gate->cfg().name + "\" is disabled"));
     return;
   }
-  // Waiters go first: a newcomer never overtakes the queue.
-  if (st.queue.empty())
+  // Waiters go first (the lane's and the queue's): a newcomer never
+  // overtakes them.
+  if (st.queue.empty() && !st.gate->lane_waiting())
     if (auto cluster = only.empty() ? st.gate->try_place() : st.gate->try_place_on(only)) {
       st.stats->queue_wait(st.gate->cfg().name, 0.0);
       rp.deliver(admission{std::move(cluster)});
       return;
     }
-  if (st.queue.size() >= st.gate->cfg().max_queued_queries) {
+  if (st.gate->queued()->load() >= st.gate->cfg().max_queued_queries) {
     st.stats->queue_rejected(st.gate->cfg().name);
     rp.deliver(make_error(
       errc::queue_full,
@@ -120,25 +125,22 @@ caf::behavior group_actor(self_ptr self, std::shared_ptr<group_gate> gate,
       const auto& group_cfg = self->state.gate->cfg();
       fail_waiter(self, ticket,
                   make_error(errc::queue_timeout,
-                             "query waited longer than "
-                             "capacityWaitTimeoutSecs ("
-                               + std::to_string(
-                                 group_cfg.capacity_wait_timeout.count())
-                               + "s) for capacity in cluster group \""
-                               + group_cfg.name + "\""));
+                             queue_timeout_message(group_cfg.name,
+                                                   group_cfg.capacity_wait_timeout)));
     },
     [self](atom::release) { admit_waiters(self); },
     [self](atom::retire, caf::actor& successor) {
       auto& st = self->state;
       st.retired = true;
       st.successor = std::move(successor);
+      st.gate->close_lane(); // its waiters queue on the actor path, at the successor
       while (!st.queue.empty()) {
         auto w = std::move(st.queue.front());
         st.queue.pop_front();
         pass_on(self, std::move(w.promise), w.ticket, std::move(w.only));
       }
       st.gate->queued()->store(0);
-      if (!st.successor)
+      if (!st.successor) // else the successor's gate shows the name's queue
         st.stats->queued_set(st.gate->cfg().name, 0);
       // Statements that read the config before the change may still come.
       self->delayed_send(self, std::chrono::seconds(10), atom::close::value);

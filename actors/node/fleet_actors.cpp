@@ -113,7 +113,7 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
       next->group_gates.emplace(g.name, lookup(before, &active_config::group_gates, g.name));
       continue;
     }
-    auto gate = std::make_shared<group_gate>(g, members);
+    auto gate = std::make_shared<group_gate>(g, members, ctx.stats);
     next->groups.emplace(g.name, ctx.sys->spawn(group_actor, gate, ctx.stats));
     next->group_gates.emplace(g.name, std::move(gate));
   }
@@ -124,7 +124,8 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
     cluster_state::group_links links;
     for (const auto& g : cfg->groups)
       if (std::find(g.members.begin(), g.members.end(), name) != g.members.end())
-        links.push_back({next->groups.at(g.name), next->group_gates.at(g.name)->queued()});
+        links.push_back({next->groups.at(g.name), next->group_gates.at(g.name)->queued(),
+                         next->group_gates.at(g.name)});
     if (auto old = lookup(before, &active_config::clusters, name); old && old != state)
       old->set_groups(links);
     state->set_groups(std::move(links));

@@ -27,6 +27,8 @@ void fast_lane_books::admitted(fast_statement& st) {
   auto& series = series_for(st.route.group, st.cluster);
   if (!st.queued_ms)
     node_->stats->queue_wait(series, 0.0);
+  else if (st.waited_in_lane)
+    node_->stats->queue_wait(series, static_cast<double>(*st.queued_ms) / 1000.0);
   if (!st.in_block)
     slot_taken(*node_->stats, series);
   if (st.id.empty()) // else it waited in the queue under this id
@@ -74,6 +76,35 @@ void fast_lane_books::record(fast_statement& st, std::chrono::steady_clock::time
   f.rows = st.rows;
   file_record(*node_, std::move(f), &series);
   node_->in_flight.fetch_sub(1);
+}
+
+void fast_lane_books::waiting(const std::string& id, std::string_view sql,
+                              const std::string& group) {
+  summary_->begin(id, sql::preview(sql, 160), group, "");
+  summary_->update({group, "", "QUEUED"});
+}
+
+void fast_lane_books::never_admitted(std::string id, std::string sql,
+                                     const routing::decision& route,
+                                     std::chrono::steady_clock::time_point since,
+                                     int64_t since_wall_ms, std::string status,
+                                     std::string error) {
+  summary_->end();
+  statement_facts f;
+  f.id = std::move(id);
+  f.user = user_;
+  f.source = source_;
+  f.catalog = catalog_;
+  f.protocol = protocol_;
+  f.sql = std::move(sql);
+  f.status = std::move(status);
+  f.error = std::move(error);
+  f.group = route.group;
+  f.routing_trace = trace_json(route);
+  f.created = since;
+  f.created_wall_ms = since_wall_ms;
+  f.ended = io::round_clock::steady();
+  file_record(*node_, std::move(f), nullptr);
 }
 
 void fast_lane_books::block_dropped(cluster_state& cluster) {

@@ -33,8 +33,10 @@ struct fast_statement {
   std::chrono::steady_clock::time_point created = io::round_clock::steady();
   int64_t created_wall_ms = io::round_clock::wall_ms();
   int64_t rows = 0;
-  /// Waited in the group's queue this long (its group counted the wait).
+  /// Waited in the group's queue this long (its group counted the wait,
+  /// unless it waited in the gate's lane).
   std::optional<int64_t> queued_ms;
+  bool waited_in_lane = false;
   /// It leaves session state of its client's (sql::leaves_session_state, a
   /// SET not replayed): its connection stays the client's, under `pin` if
   /// it was not.
@@ -152,6 +154,15 @@ public:
   /// its block goes on); its record is filed from `loop` once this
   /// round's answers went out.
   void ended(fast_statement st, io::event_loop& loop, std::string status, std::string error);
+
+  /// The statement waits in its group's lane (group_gate): shown queued.
+  void waiting(const std::string& id, std::string_view sql, const std::string& group);
+
+  /// It left the lane without a slot (timed out, cancelled, its client
+  /// gone): recorded with `status`; in_flight is the caller's.
+  void never_admitted(std::string id, std::string sql, const routing::decision& route,
+                      std::chrono::steady_clock::time_point since, int64_t since_wall_ms,
+                      std::string status, std::string error);
 
   /// A block ended between statements (its client left): its slot freed.
   void block_dropped(cluster_state& cluster);

@@ -182,7 +182,7 @@ private:
   }
 
   bool busy() const {
-    return statement_ || fast_ || waiting_for_kill_;
+    return statement_ || fast_ || lane_ || waiting_for_kill_;
   }
 
   /// Hands the state machine's events over while no statement runs, sends
@@ -475,7 +475,7 @@ private:
 
   /// One page of the running statement into the session.
   void on_page(statement_page& page) {
-    if (closed_ || !statement_)
+    if (closed_ || (!statement_ && !waiting_)) // (a wait in the gate's lane has none)
       return drop_page(*node_, page); // it finished as the client left
     if (take_admission(page))
       return;

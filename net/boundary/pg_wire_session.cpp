@@ -243,7 +243,7 @@ private:
   }
 
   bool busy() const {
-    return statement_ || (fast_ && !fast_suspended_);
+    return statement_ || lane_ || (fast_ && !fast_suspended_);
   }
 
   void post_pump() {

@@ -14,6 +14,11 @@
 // lane_serves(gate), lane_of(cluster), cancelled_error(),
 // connect_error(why) and pinned_out_error(why). Backend has settings() and
 // settings_now(), the SETs its server session has.
+//
+// Its member functions are defined here and in three parts: waiting for a
+// slot (wire_session_waiting.hpp), the client's own server-session state
+// (wire_session_state.hpp), and ends from outside, cancel and the client
+// gone (wire_session_ending.hpp).
 #pragma once
 
 #include "actors/data/group_gate.hpp"
@@ -27,6 +32,7 @@
 #include "protocols/sql/session_settings.hpp"
 #include "protocols/sql/statements.hpp"
 #include "protocols/sql/transactions.hpp"
+#include "protocols/trino/query_results.hpp"
 
 #include <chrono>
 #include <memory>
@@ -111,6 +117,15 @@ protected:
     routing::decision route;
     std::chrono::steady_clock::time_point since;
     int64_t since_wall_ms;
+    bool in_lane = false; // its wait is nobody else's to count
+  };
+
+  /// A statement waiting in its group gate's lane (wait_in_lane).
+  struct lane_wait {
+    uint64_t ticket;
+    std::shared_ptr<group_gate> gate;
+    std::string only_cluster;
+    std::optional<io::event_loop::timer> timer;
   };
 
   wire_session_base(std::shared_ptr<node_services> node, std::shared_ptr<wire::connection> conn,
@@ -137,38 +152,7 @@ protected:
   /// `closed`, if given, is called once the connection is closed (KILL
   /// CONNECTION answers then), or once there is none to close.
   static void cancel(const std::weak_ptr<Derived>& weak, const std::string& id, bool close,
-                     std::function<void()> closed = {}) {
-    auto self = weak.lock();
-    if (!self) {
-      if (closed)
-        closed();
-      return;
-    }
-    self->conn_->loop().post([weak, id, close, closed = std::move(closed)] {
-      auto session = weak.lock();
-      struct on_exit {
-        const std::function<void()>& f;
-        ~on_exit() {
-          if (f)
-            f();
-        }
-      } answer{closed};
-      if (!session || session->closed_
-          || (!id.empty() && !(session->fast_ && session->fast_->id == id)))
-        return;
-      if (session->statement_) {
-        session->statement_->cancel(false);
-      } else if (session->backend_) {
-        session->backend_->cancel(session.get());
-        if (session->fast_)
-          session->fast_->cancel_sent = true;
-      } else if (session->fast_) { // its connection is still opening
-        session->fast_->cancelled = true;
-      }
-      if (close)
-        session->conn_->close();
-    });
-  }
+                     std::function<void()> closed = {});
 
   /// Sends what the state machine wrote.
   void flush_output() {
@@ -205,7 +189,7 @@ protected:
                        : gate->second->try_place_newcomer();
     if (!cluster)
       wait_for_slot(std::move(text), std::move(params), std::move(route),
-                    own ? own->name : std::string{});
+                    own ? own->name : std::string{}, gate->second);
     else
       begin_fast(std::move(text), std::move(params), std::move(route), std::move(cluster));
     return true;
@@ -240,6 +224,7 @@ protected:
       st.created = queued->since;
       st.created_wall_ms = queued->since_wall_ms;
       st.queued_ms = ms_between(queued->since, io::round_clock::steady());
+      st.waited_in_lane = queued->in_lane;
     }
     if (settings_resets_ != self().session_.session_resets()) { // DISCARD ALL
       settings_.discard();
@@ -280,33 +265,34 @@ protected:
   /// statement on the actor path. A session whose own state lives on a
   /// connection waits for that connection's cluster.
   void wait_for_slot(std::string text, engines::parameters params, routing::decision route,
-                     std::string only_cluster) {
-    auto spec = self().actor_statement(text, params);
-    spec.admit_only = true;
-    spec.only_cluster = std::move(only_cluster);
-    spec.pinned.reset();
-    spec.keep_pinned = false;
-    waiting_.emplace(queued_statement{spec.id, std::move(text), std::move(params),
-                                      std::move(route), io::round_clock::steady(),
-                                      io::round_clock::wall_ms()});
-    start_on_actors(std::move(spec));
-  }
+                     std::string only_cluster, const std::shared_ptr<group_gate>& gate);
+
+  void wait_on_actors(std::string text, engines::parameters params, routing::decision route,
+                      std::string only_cluster);
 
   /// A page of the statement that waits for a slot: true when it brought
   /// the slot and the statement started on the fast lane. Its failure
   /// (queue full, timed out, cancelled) is the caller's to answer.
-  bool take_admission(statement_page& page) {
-    if (!waiting_)
-      return false;
-    auto queued = std::move(*waiting_);
-    waiting_.reset();
-    if (!page.admitted)
-      return false;
-    statement_ = nullptr;
-    begin_fast(std::move(queued.sql), std::move(queued.params), std::move(queued.route),
-               std::move(page.admitted), &queued);
-    return true;
-  }
+  bool take_admission(statement_page& page);
+
+  /// While nobody waits on the actor path: the statement waits in the
+  /// gate's lane, handed a slot by whoever frees one (no thread woken when
+  /// that is a statement of this loop). Its wait ends as an actor-path
+  /// wait would: a slot (take_admission), the group's capacityWaitTimeout,
+  /// a cancel, its client gone. False: it waits on the actor path.
+  bool wait_in_lane(std::string& text, engines::parameters& params, routing::decision& route,
+                    const std::string& only_cluster, const std::shared_ptr<group_gate>& gate);
+
+  /// The lane handed the statement a slot (or, with null, its group was
+  /// replaced: it waits on the actor path now).
+  void lane_ended(std::shared_ptr<cluster_state> slot);
+
+  /// Ends the lane's wait without a slot (timed out, cancelled): the
+  /// client gets the error an actor-path wait gives. Nothing when the
+  /// slot is on its way already (lane_ended takes it).
+  void leave_lane(const char* status, const trino::error_code& code, std::string message);
+
+  void stop_lane_timer();
 
   /// A page nobody takes any more (its session is gone): the transaction's
   /// connection or the slot it carries goes back.
@@ -411,38 +397,14 @@ protected:
   /// RESET the session keeps, they are the settings as they will be after
   /// it: a client whose replay fails (a role dropped since it SET it) gets
   /// out with RESET ROLE.
-  bool needs_replay(const Backend& conn) {
-    if (fast_->in_block || conn.settings() == settings_)
-      return false;
-    giving_ = settings_;
-    if (fast_->tracks)
-      giving_.apply(fast_->sql);
-    prelude_ = giving_.prelude_from(conn.settings());
-    return !prelude_.empty();
-  }
+  bool needs_replay(const Backend& conn);
 
   /// A statement about to keep a connection for its client takes one of
   /// its cluster's maxPinnedSessions; with none left it is refused, from
   /// the loop (not inside the pump that started it), before it runs: so
   /// clients that pin connections cannot take the server's last ones from
   /// everyone else.
-  bool pin(fast_statement& st) {
-    if ((st.pin = st.cluster->try_pin()))
-      return true;
-    conn_->loop().post([weak = weak_self()] {
-      auto self = weak.lock();
-      if (!self || self->closed_ || !self->fast_)
-        return;
-      self->fast_->pins = false; // it never ran: a block's connection stays the block's
-      const auto& cluster = *self->fast_->cluster;
-      self->on_failed(Derived::pinned_out_error(
-        "cluster \"" + cluster.name + "\" keeps " + std::to_string(cluster.max_pinned)
-        + " connections for clients' own session state already (maxPinnedSessions), and this "
-          "statement would keep one more for this client (it creates a temporary table, SETs, "
-          "takes a session lock or PREPAREs); " + std::string{Derived::letting_state_go}));
-    });
-    return false;
-  }
+  bool pin(fast_statement& st);
 
   /// The fast statement ended: connection back to the pool and slot freed
   /// at once, unless the server says a block goes on (settle_connection);
@@ -560,65 +522,23 @@ protected:
   /// never pooled, and its next statements on that cluster run there, as
   /// ProxySQL stops multiplexing such a client. One at a time: a second
   /// (another cluster's) replaces it.
-  void keep_private_backend(std::shared_ptr<Backend> own) {
-    private_backend_ = std::move(own);
-    private_cluster_ = fast_->cluster;
-    // As of when the client left its state there: a block that a reset
-    // (COM_RESET_CONNECTION, COM_CHANGE_USER) rolled back hands over a
-    // connection whose state that reset discarded.
-    private_resets_ = state_resets_;
-  }
+  void keep_private_backend(std::shared_ptr<Backend> own);
 
   /// The cluster of the session's kept connection when it is a member of
   /// this group: the statement must run there to see the client's state.
   /// A connection its client reset, that broke, or whose cluster left
   /// service is let go (its state is lost, as when a server restarts).
-  std::shared_ptr<cluster_state> kept_cluster_in(const group_gate& gate) {
-    if (!private_backend_ || !gate.has_member(*private_cluster_))
-      return nullptr;
-    if (private_resets_ != self().session_.session_resets() || !private_backend_->reusable()
-        || !private_cluster_->routable()) {
-      private_backend_.reset();
-      private_cluster_.reset();
-      return nullptr;
-    }
-    return private_cluster_;
-  }
+  std::shared_ptr<cluster_state> kept_cluster_in(const group_gate& gate);
 
   /// The kept connection, if this statement runs on its cluster. A client
   /// that reset its session (DISCARD ALL, COM_RESET_CONNECTION) lets it go.
-  std::shared_ptr<Backend> take_private_backend() {
-    if (!private_backend_)
-      return nullptr;
-    if (private_resets_ != self().session_.session_resets() || !private_backend_->reusable()) {
-      private_backend_.reset();
-      private_cluster_.reset();
-      return nullptr;
-    }
-    if (private_cluster_ != fast_->cluster)
-      return nullptr;
-    private_cluster_.reset();
-    return std::exchange(private_backend_, nullptr);
-  }
+  std::shared_ptr<Backend> take_private_backend();
 
   /// The client went away (its statement on the actor path cancelled
   /// already): an open block rolls back, on the actor path's pinned
   /// connection or the fast lane's (which closes), and the fast statement
   /// is cancelled; their slots are freed.
-  void let_backends_go() {
-    waiting_.reset();
-    private_backend_.reset();
-    private_cluster_.reset();
-    if (pinned_)
-      abandon_transaction(*node_, *pinned_);
-    pinned_.reset();
-    if (fast_) {
-      if (backend_)
-        std::exchange(backend_, nullptr)->abandon(&self());
-      self().finish_fast("Cancelled", "the client disconnected");
-    }
-    drop_block(block_, *books_);
-  }
+  void let_backends_go();
 
   std::shared_ptr<node_services> node_;
   std::shared_ptr<wire::connection> conn_;
@@ -637,8 +557,10 @@ protected:
   std::optional<pinned_connection> pinned_;
 
   // The fast lane.
-  /// A statement waiting for a slot (wait_for_slot); statement_ waits.
+  /// A statement waiting for a slot (wait_for_slot): statement_ waits for
+  /// it, or it waits in the gate's lane (lane_).
   std::optional<queued_statement> waiting_;
+  std::optional<lane_wait> lane_;
   std::optional<fast_statement> fast_;
   /// Its SETs, given to each connection its statements get.
   settings_type settings_;
@@ -676,3 +598,8 @@ private:
 };
 
 } // namespace qf
+
+// The member functions defined apart (see the top).
+#include "net/boundary/wire_session_ending.hpp"
+#include "net/boundary/wire_session_state.hpp"
+#include "net/boundary/wire_session_waiting.hpp"

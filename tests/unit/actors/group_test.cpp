@@ -59,10 +59,11 @@ protected:
     g.strategy = strategy;
     for (auto& m : members)
       g.members.push_back(m->name);
-    auto gate = std::make_shared<group_gate>(g, members);
+    auto gate = std::make_shared<group_gate>(g, members, stats);
+    gates[name] = gate;
     auto hdl = sys.spawn(group_actor, gate, stats);
     for (auto& m : members)
-      m->add_group({hdl, gate->queued()});
+      m->add_group({hdl, gate->queued(), gate});
     spawned.push_back(hdl);
     sched.run();
     return hdl;
@@ -118,6 +119,21 @@ protected:
     = std::make_shared<std::map<uint64_t, std::string>>();
   std::vector<std::shared_ptr<cluster_state>> clusters;
   std::vector<caf::actor> spawned;
+  std::map<std::string, std::shared_ptr<group_gate>> gates;
+
+  /// A wire statement waiting in g's lane: what it was handed lands in
+  /// lane_outcomes ("closed" for null), in the order handed.
+  bool wait_in_lane(const std::string& g, uint64_t ticket, std::string only = {}) {
+    group_gate::lane_waiter w;
+    w.ticket = ticket;
+    w.only = std::move(only);
+    w.admit = [out = lane_outcomes, ticket](std::shared_ptr<cluster_state> slot) {
+      out->emplace_back(ticket, slot ? slot->name : "closed");
+    };
+    return gates.at(g)->wait_in_lane(w);
+  }
+  std::shared_ptr<std::vector<std::pair<uint64_t, std::string>>> lane_outcomes
+    = std::make_shared<std::vector<std::pair<uint64_t, std::string>>>();
 };
 
 } // namespace
@@ -363,4 +379,75 @@ TEST_F(group_test, a_cluster_pins_at_most_max_pinned_connections_and_a_dropped_p
   EXPECT_EQ(c->pinned(), 1u);
   EXPECT_TRUE(c->try_pin()); // taken and dropped at once
   EXPECT_EQ(c->pinned(), 1u);
+}
+
+TEST_F(group_test, the_lane_is_served_in_order_by_whoever_frees_a_slot_and_nobody_overtakes_it) {
+  auto c = cluster("c1", 1);
+  auto g = group("g", {c});
+  auto gate = gates.at("g");
+  admit(g, 1);
+  ASSERT_EQ(outcome(1), "c1");
+  ASSERT_TRUE(wait_in_lane("g", 2));
+  ASSERT_TRUE(wait_in_lane("g", 3));
+  EXPECT_EQ(gate->queued()->load(), 2u);
+  EXPECT_NE(stats->render().find("queryflux_queued_queries{cluster_group=\"g\"} 2"),
+            std::string::npos);
+  // A statement of the actor path queues behind them.
+  admit(g, 4);
+  EXPECT_EQ(outcome(4), "waiting");
+  EXPECT_EQ(gate->queued()->load(), 3u);
+  // With it waiting there, a wire statement waits there too.
+  EXPECT_FALSE(wait_in_lane("g", 5));
+  // The releasing thread hands the slot over itself: no message needed.
+  c->release();
+  using handed = std::vector<std::pair<uint64_t, std::string>>;
+  EXPECT_EQ(*lane_outcomes, (handed{{2, "c1"}}));
+  sched.run();
+  EXPECT_EQ(outcome(4), "waiting"); // 3 came first
+  release(c);
+  EXPECT_EQ(*lane_outcomes, (handed{{2, "c1"}, {3, "c1"}}));
+  EXPECT_EQ(outcome(4), "waiting");
+  release(c);
+  EXPECT_EQ(outcome(4), "c1");
+  EXPECT_EQ(gate->queued()->load(), 0u);
+}
+
+TEST_F(group_test, a_lane_waiter_leaves_until_handed_a_slot_counts_toward_the_queue_and_hears_a_replacement) {
+  auto c = cluster("c1", 1);
+  auto g = group("g", {c}, /*max_queued=*/2);
+  auto gate = gates.at("g");
+  admit(g, 1);
+  ASSERT_TRUE(wait_in_lane("g", 2));
+  ASSERT_TRUE(wait_in_lane("g", 3));
+  // Full: neither the lane nor the actor takes another.
+  EXPECT_FALSE(wait_in_lane("g", 4));
+  admit(g, 5);
+  EXPECT_EQ(outcome(5), "queue_full");
+  EXPECT_TRUE(gate->leave_lane(2));
+  EXPECT_FALSE(gate->leave_lane(2));
+  release(c);
+  using handed = std::vector<std::pair<uint64_t, std::string>>;
+  EXPECT_EQ(*lane_outcomes, (handed{{3, "c1"}}));
+  EXPECT_FALSE(gate->leave_lane(3)); // handed already: its admit took it
+  ASSERT_TRUE(wait_in_lane("g", 6));
+  // The group replaced (a config change): its lane's waiters are told.
+  caf::anon_send(g, atom::retire::value, caf::actor{});
+  sched.run();
+  EXPECT_EQ(*lane_outcomes, (handed{{3, "c1"}, {6, "closed"}}));
+  EXPECT_FALSE(wait_in_lane("g", 7));
+}
+
+TEST_F(group_test, a_lane_waiter_for_one_member_lets_those_behind_it_go) {
+  auto a = cluster("a", 1);
+  auto b = cluster("b", 1);
+  auto g = group("g", {a, b});
+  admit(g, 1);
+  admit(g, 2);
+  ASSERT_TRUE(wait_in_lane("g", 3, "a"));
+  ASSERT_TRUE(wait_in_lane("g", 4));
+  release(b);
+  using handed = std::vector<std::pair<uint64_t, std::string>>;
+  EXPECT_EQ(*lane_outcomes, (handed{{4, "b"}}));
+  release(a);
+  EXPECT_EQ(*lane_outcomes, (handed{{4, "b"}, {3, "a"}}));
 }
