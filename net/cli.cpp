@@ -140,18 +140,24 @@ int migrate(const options& opts) {
   }
 }
 
-/// Until the database answers, the admin port says the process lives
-/// (/health 200) but is not ready (/readyz 503), so orchestrators wait
-/// instead of restarting it. False when a signal asked to stop meanwhile.
+/// Until the database answers, the admin port (and the Trino port) say
+/// the process lives (/health, /trino-gateway/livez 200) but is not ready
+/// (/readyz, /trino-gateway/readyz 503), so orchestrators wait instead of
+/// restarting it. False when a signal asked to stop meanwhile.
 bool wait_for_database(const config::node& q, const sigset_t& signals,
                        startup::database_state& state) {
   std::optional<http::service> waiting;
   for (int attempt = 0; state == startup::database_state::unreachable; ++attempt) {
     if (!waiting) {
       waiting.emplace();
+      auto routes = boundary::make_waiting_routes("waiting for the database");
       waiting->listen({"adminApi", "0.0.0.0", q.admin.port, 100, 64 * 1024, q.admin.tls_cert_file,
                        q.admin.tls_key_file},
-                      boundary::make_waiting_routes("waiting for the database"));
+                      routes);
+      // Trino Gateway's users probe its one port, the Trino port.
+      if (q.trino_http.enabled)
+        waiting->listen({"trinoHttp", "0.0.0.0", q.trino_http.port, 100, 64 * 1024, "", ""},
+                        routes);
       waiting->start(1);
     }
     timespec pause{std::min(1L << std::min(attempt, 3), 5L), 0}; // 1, 2, 4, 5, 5 s

@@ -53,12 +53,6 @@ public:
       return respond(json_ok("{\"status\":\"UP\"}"));
     if (get && seg.size() == 1 && seg[0] == "readyz")
       return respond(readiness());
-    if (get && seg.size() == 1 && seg[0] == "metrics") {
-      http::response res;
-      res.content_type = "text/plain; version=0.0.4; charset=utf-8";
-      res.body = node_->stats->render();
-      return respond(std::move(res));
-    }
     if (!seg.empty() && seg[0] == "worker")
       return serve_worker_api(node_, workers_, req, seg, std::move(respond));
     if (serve_trino_gateway(node_, req, authorized(req), respond))
@@ -342,9 +336,16 @@ public:
   }
 
   void handle(http::request req, http::respond_fn respond) override {
-    if (req.method == "GET" && http::path_segments(req.target)
-                                 == std::vector<std::string>{"health"})
+    auto seg = http::path_segments(req.target);
+    bool get = req.method == "GET";
+    if (get && seg == std::vector<std::string>{"health"})
       return respond(json_ok("{\"status\":\"UP\"}"));
+    // Trino Gateway's liveness probe: alive, only waiting (a probe that
+    // failed here would have the pod killed). Its readiness: not yet.
+    if (get && seg == std::vector<std::string>{"trino-gateway", "livez"})
+      return respond(http::text_response(200, "ok"));
+    if (get && seg == std::vector<std::string>{"trino-gateway", "readyz"})
+      return respond(http::text_response(503, "QueryFlux is " + reason_));
     std::string body = "{\"status\":\"NOT_READY\",\"reason\":";
     json_text::append_string(body, reason_);
     auto res = json_ok(body + "}");

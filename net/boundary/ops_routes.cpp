@@ -2,6 +2,7 @@
 // and, for peers starting without the control plane, its active config.
 // There is no admin API on a worker.
 #include "net/boundary/routes.hpp"
+#include "net/boundary/trino_gateway_routes.hpp"
 
 #include "net/boundary/ask.hpp"
 #include "net/boundary/worker_routes.hpp"
@@ -43,12 +44,8 @@ public:
       return respond(json_ok("{\"status\":\"UP\"}"));
     if (get && seg == std::vector<std::string>{"readyz"})
       return respond(readiness());
-    if (get && seg == std::vector<std::string>{"metrics"}) {
-      http::response res;
-      res.content_type = "text/plain; version=0.0.4; charset=utf-8";
-      res.body = node_->stats->render();
-      return respond(std::move(res));
-    }
+    if (get && seg == std::vector<std::string>{"metrics"})
+      return respond(metrics_page(*node_));
     if (get && seg == std::vector<std::string>{"worker", "status"})
       return status(std::move(respond));
     if (get && seg == std::vector<std::string>{"worker", "peer-config"})

@@ -12,11 +12,7 @@ namespace qf::boundary {
 namespace {
 
 http::response text(int status, std::string body) {
-  http::response res;
-  res.status = status;
-  res.content_type = "text/plain; charset=utf-8";
-  res.body = std::move(body);
-  return res;
+  return http::text_response(status, std::move(body));
 }
 
 http::response json(std::string body) {
@@ -108,23 +104,43 @@ const config::cluster* find(const active_config& active, const std::string& name
 
 } // namespace
 
+http::response metrics_page(const node_services& node) {
+  http::response res;
+  res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  res.body = node.stats->render();
+  return res;
+}
+
+bool serve_probes(const std::shared_ptr<node_services>& node, const http::request& req,
+                  http::respond_fn& respond) {
+  if (req.method != "GET")
+    return false;
+  auto seg = http::path_segments(req.target);
+  if (seg == std::vector<std::string>{"metrics"}) {
+    respond(metrics_page(*node));
+    return true;
+  }
+  if (seg.size() != 2 || seg[0] != "trino-gateway")
+    return false;
+  if (seg[1] == "livez") {
+    respond(text(200, "ok"));
+    return true;
+  }
+  if (seg[1] == "readyz") {
+    respond(node->ready() ? text(200, "ok") : text(503, "QueryFlux is still initializing"));
+    return true;
+  }
+  return false;
+}
+
 bool serve_trino_gateway(const std::shared_ptr<node_services>& node,
                          const http::request& req, bool authorized,
                          http::respond_fn& respond) {
+  if (serve_probes(node, req, respond))
+    return true;
   auto seg = http::path_segments(req.target);
   bool get = req.method == "GET";
   bool post = req.method == "POST";
-  if (seg.size() == 2 && seg[0] == "trino-gateway" && get) {
-    if (seg[1] == "livez") {
-      respond(text(200, "ok"));
-      return true;
-    }
-    if (seg[1] == "readyz") {
-      respond(node->ready() ? text(200, "ok") : text(503, "QueryFlux is still initializing"));
-      return true;
-    }
-    return false;
-  }
   bool gateway_api = !seg.empty() && seg[0] == "gateway";
   bool public_api = seg.size() >= 3 && seg[0] == "api" && seg[1] == "public" && seg[2] == "backends";
   if (!gateway_api && !public_api)

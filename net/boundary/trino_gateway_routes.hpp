@@ -9,6 +9,16 @@
 
 namespace qf::boundary {
 
+/// The node's metrics in Prometheus's text format.
+http::response metrics_page(const node_services& node);
+
+/// Trino Gateway's probes (/trino-gateway/livez, /trino-gateway/readyz)
+/// and /metrics. Trino Gateway serves one port, so its users' probes and
+/// scrape configs point at the Trino port: they are answered there as on
+/// the admin port. False when req is none of them.
+bool serve_probes(const std::shared_ptr<node_services>& node, const http::request& req,
+                  http::respond_fn& respond);
+
 /// Answers req when it is one of Trino Gateway's paths; false otherwise.
 /// `authorized`: the request carries the admin credentials (the /gateway
 /// paths need them, as Trino Gateway's API role; the public ones do not).

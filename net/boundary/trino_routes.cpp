@@ -1,6 +1,7 @@
 // Trino's client protocol -> query actors. Answers bad requests itself, so
 // query actors only ever see well-formed ones.
 #include "net/boundary/routes.hpp"
+#include "net/boundary/trino_gateway_routes.hpp"
 
 #include "actors/data/statement.hpp"
 #include "net/boundary/secure_random.hpp"
@@ -120,6 +121,8 @@ public:
         return respond(http::error_response(401, "credentials required"));
       return respond(query_list(caller));
     }
+    if (serve_probes(node_, req, respond))
+      return;
     respond(http::error_response(404, "no such resource: " + req.target));
   }
 

@@ -32,6 +32,14 @@ std::string request::header(std::string_view name) const {
   return {};
 }
 
+response text_response(int status, std::string body) {
+  response res;
+  res.status = status;
+  res.content_type = "text/plain; charset=utf-8";
+  res.body = std::move(body);
+  return res;
+}
+
 response error_response(int status, std::string_view message) {
   response res;
   res.status = status;

@@ -45,4 +45,7 @@ public:
 /// A JSON error body: {"error": message}.
 response error_response(int status, std::string_view message);
 
+/// A plain-text answer (probes that their callers read as text).
+response text_response(int status, std::string body);
+
 } // namespace qf::http

@@ -204,6 +204,17 @@ test('a database not there yet: alive but not ready until it is, then serving', 
   const ready = await fetch(`${admin}/readyz`);
   assert.equal(ready.status, 503);
   assert.match(await ready.text(), /waiting for the database/);
+  // Trino Gateway's probes, on the admin port and on the Trino port (its
+  // users' probes look there): alive, not ready. A liveness probe that
+  // failed now would have the pod killed while it only waits.
+  for (const base of [admin, `http://127.0.0.1:${ports.trino}`]) {
+    const live = await fetch(`${base}/trino-gateway/livez`);
+    assert.equal(live.status, 200, `${base} livez`);
+    assert.equal(await live.text(), 'ok');
+    const notYet = await fetch(`${base}/trino-gateway/readyz`);
+    assert.equal(notYet.status, 503, `${base} readyz`);
+    assert.match(await notYet.text(), /waiting for the database/);
+  }
   const c = new pg.Client({ connectionString: PG_URL });
   await c.connect();
   await c.query(`CREATE DATABASE ${name}`);

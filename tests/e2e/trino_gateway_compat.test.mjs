@@ -28,6 +28,16 @@ test('Trino Gateway scripts work against QueryFlux: health, backends, state, (de
 
   assert.deepEqual(open('/trino-gateway/livez'), { code: 200, body: 'ok' });
   assert.deepEqual(open('/trino-gateway/readyz'), { code: 200, body: 'ok' });
+  // Trino Gateway serves one port: its users' probes and scrapes point at
+  // the Trino port, and are answered there too.
+  const onTrino = (path) => curl([`http://127.0.0.1:${ports.trino}${path}`]);
+  assert.deepEqual(onTrino('/trino-gateway/livez'), { code: 200, body: 'ok' });
+  assert.deepEqual(onTrino('/trino-gateway/readyz'), { code: 200, body: 'ok' });
+  await runRaw(gw.trinoUrl, 'SELECT 1 AS one');
+  const scraped = onTrino('/metrics');
+  assert.equal(scraped.code, 200);
+  assert.match(scraped.body, /^queryflux_queries_total\{.*status="Success".*\} [1-9]/m, scraped.body.slice(0, 400));
+  assert.equal(onTrino('/gateway/backend/all').code, 404, 'the admin API stays on the admin port');
   assert.equal(open('/gateway/backend/all').code, 401, 'the API needs the admin credentials');
 
   const all = admin('/gateway/backend/all');
