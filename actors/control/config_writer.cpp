@@ -119,6 +119,25 @@ applied apply(caf::event_based_actor* self, const writer_state& st, config::gate
   return out;
 }
 
+/// A cluster updated through either API has its health start over (the
+/// spec's table), also when the node kept it as it was (only its routing
+/// group changed).
+void recheck_updated(const writer_state& st, const fleet_request& r) {
+  std::string name;
+  if (r.what == fleet_request::op::put && r.kind == config::fleet_item::cluster) {
+    name = r.name;
+  } else if (r.what == fleet_request::op::put_backend) {
+    auto body = nlohmann::json::parse(r.body, nullptr, false);
+    if (body.is_object() && body.contains("name") && body["name"].is_string())
+      name = body["name"].get<std::string>();
+  }
+  auto active = st.cfg.snapshot->load();
+  if (name.empty() || !active)
+    return;
+  if (auto c = active->clusters.find(name); c != active->clusters.end() && c->second->enabled)
+    caf::anon_send(c->second->actor, atom::recheck::value);
+}
+
 void change_in_memory(caf::event_based_actor* self, writer_state& st, const fleet_request& r,
                       const admin_respond& respond) {
   auto active = st.cfg.snapshot->load();
@@ -129,6 +148,7 @@ void change_in_memory(caf::event_based_actor* self, writer_state& st, const flee
     return respond({e.status, e.message});
   if (named_for_test(r.name) || apply(self, st, std::move(*e.config), e.next) != applied::yes)
     return respond({500, "the running node did not accept the change"});
+  recheck_updated(st, r);
   respond({e.status, answer_body(r, e.next)});
 }
 
@@ -158,8 +178,10 @@ void change_stored(caf::event_based_actor* self, writer_state& st, const fleet_r
   }
   auto outcome = named_for_test(r.name) ? applied::refused
                                           : apply(self, st, std::move(*e.config), e.next);
-  if (outcome == applied::yes)
+  if (outcome == applied::yes) {
+    recheck_updated(st, r);
     return respond({e.status, answer_body(r, e.next)});
+  }
   if (outcome == applied::unknown) {
     // The node may still take it: undoing now could leave the two apart
     // for good. The database keeps the change, and the reload (which

@@ -73,6 +73,7 @@ using follow = caf::atom_constant<caf::atom("follow")>;
 using sweep_lock = caf::atom_constant<caf::atom("sweeplock")>;
 using swept = caf::atom_constant<caf::atom("swept")>;
 using reconcile = caf::atom_constant<caf::atom("reconcile")>;
+using recheck = caf::atom_constant<caf::atom("recheck")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".

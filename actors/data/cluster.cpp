@@ -154,6 +154,17 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
       if (on)
         self->send(self, atom::check::value, st.generation);
     },
+    [self](atom::recheck) {
+      // Updated through an API: its health starts over (PENDING), as the
+      // health cache's table has it, also when the node kept the cluster
+      // (only its groups changed); a check runs now.
+      auto& st = self->state;
+      if (!st.active || st.retired)
+        return;
+      ++st.generation; // a check under way no longer counts
+      set_health(self, health::pending);
+      self->send(self, atom::check::value, st.generation);
+    },
     [self](atom::retire, bool deleted) {
       auto& st = self->state;
       if (st.retired) {

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import http from 'node:http';
 import { startGateway, config, runRaw, waitFor } from './support/gateway.mjs';
 
 const ports = { trino: 23800, admin: 23801 };
@@ -113,4 +114,61 @@ test('Trino Gateway scripts work against QueryFlux: health, backends, state, (de
   const listed = (await gw.admin('/admin/clusters')).body.find((c) => c.name === 'c1');
   assert.equal(listed.active, false);
   assert.equal((await gw.admin('/admin/clusters/nope/activate', { method: 'POST' })).status, 404);
+});
+
+test("an update through either API starts a cluster's health over, also when only its routing group changed", async (t) => {
+  const own = { trino: 23802, admin: 23803, coordinator: 23804 };
+  // A Trino coordinator whose /v1/info answers are held while `hold` is set,
+  // so that the health a check has not finished yet can be seen.
+  let hold = false;
+  const held = [];
+  const coordinator = http.createServer((req, res) => {
+    const answer = () => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(req.url.startsWith('/v1/info')
+        ? JSON.stringify({ nodeVersion: { version: '455' }, environment: 'e2e', coordinator: true, starting: false, uptime: '1.00m' })
+        : '[]');
+    };
+    if (hold && req.url.startsWith('/v1/info')) held.push(answer);
+    else answer();
+  });
+  await new Promise((resolve) => coordinator.listen(own.coordinator, '127.0.0.1', resolve));
+  t.after(() => {
+    held.splice(0).forEach((answer) => answer());
+    coordinator.close();
+  });
+  const endpoint = `http://127.0.0.1:${own.coordinator}`;
+  const gw = await startGateway(config({
+    trinoPort: own.trino,
+    adminPort: own.admin,
+    clusters: { t1: { engine: 'trino', endpoint }, d1: { engine: 'duckDb' } },
+    clusterGroups: { a: { members: ['t1', 'd1'], maxRunningQueries: 4 }, b: { members: ['d1'], maxRunningQueries: 4 } },
+    routingFallback: 'a',
+  }));
+  t.after(() => gw.kill());
+  const status = async () => (await gw.admin('/admin/clusters/t1')).body.status;
+  assert.equal(await status(), 'HEALTHY');
+  const startsOver = async (what, change) => {
+    hold = true;
+    const answer = await change();
+    assert.equal(answer.status, 200, `${what}: ${JSON.stringify(answer.body)}`);
+    await waitFor(async () => held.length > 0 && (await status()) === 'PENDING',
+      { what: `${what}: t1 PENDING while its check waits`, timeoutMs: 5000 });
+    hold = false;
+    held.splice(0).forEach((answer) => answer());
+    await waitFor(async () => (await status()) === 'HEALTHY', { what: `${what}: t1 HEALTHY again`, timeoutMs: 5000 });
+  };
+
+  // Trino Gateway's update, only the routing group changed: the node keeps
+  // the cluster as it was, but its health starts over as the spec says.
+  await startsOver('modify/update', () => gw.admin('/gateway/backend/modify/update', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 't1', proxyTo: endpoint, active: true, routingGroup: 'b' }),
+  }));
+  assert.deepEqual((await gw.admin('/admin/clusters/t1')).body.groups, ['b']);
+  // Our admin API's update, the same body as before.
+  const body = (await gw.admin('/admin/config/clusters/t1')).body;
+  await startsOver('PUT /admin/config/clusters/t1', () => gw.admin('/admin/config/clusters/t1', {
+    method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  }));
 });

@@ -100,10 +100,10 @@ async function queuedGauge(gw) {
 /// The entry of the statement `sql` once it is QUEUED and the group's
 /// queue (the actor's and the lane's) counts `n`: it reached its queue.
 async function queued(gw, pred, n, what) {
-  const entry = await listed(gw, pred, `${what} QUEUED with ${n} queued`,
-    async (e) => e.state === 'QUEUED' && (await queuedGauge(gw)) === n);
-  assert.equal(entry.group, GROUP);
-  return entry;
+  // A statement is listed QUEUED from its arrival, before it is routed
+  // (its group is set then): the group tells that it reached the queue.
+  return listed(gw, pred, `${what} QUEUED in ${GROUP} with ${n} queued`,
+    async (e) => e.state === 'QUEUED' && e.group === GROUP && (await queuedGauge(gw)) === n);
 }
 
 /// Takes the group's one slot with a PG wire statement that blocks until
