@@ -54,7 +54,7 @@ void append_backend(std::string& out, const active_config& active, const config:
   out += ",\"proxyTo\":";
   json_text::append_string(out, url);
   out += ",\"externalUrl\":";
-  json_text::append_string(out, url);
+  json_text::append_string(out, c.external_url.empty() ? url : c.external_url);
   out += ",\"active\":";
   out += active.clusters.at(c.name)->enabled.load() ? "true" : "false";
   out += ",\"routingGroup\":";
@@ -88,7 +88,7 @@ std::string cluster_stats(const active_config& active, const config::cluster& c)
   out += "\",\"proxyTo\":";
   json_text::append_string(out, url);
   out += ",\"externalUrl\":";
-  json_text::append_string(out, url);
+  json_text::append_string(out, c.external_url.empty() ? url : c.external_url);
   out += ",\"routingGroup\":";
   json_text::append_string(out, routing_group(*active.config, c.name));
   out += ",\"userQueuedCount\":{}}";

@@ -340,6 +340,14 @@ fleet_edit put_backend(const fleet& before, std::string_view yaml_text, std::str
     return refuse(400, why);
   if (auto a = doc->find("active"); a != doc->end() && a->is_boolean())
     cluster["enabled"] = a->get<bool>();
+  // Kept apart from proxyTo when it says something else (what GET showed
+  // for a backend without one is its masked proxyTo); the backend's whole
+  // config comes with an update, so one left out is dropped.
+  if (auto external = text("externalUrl", ""); !external.empty() && external != proxy_to
+                                              && masked_url(proxy_to) != external)
+    cluster["externalUrl"] = external;
+  else
+    cluster.erase("externalUrl");
   auto next = before;
   auto group = text("routingGroup", "adhoc");
   if (!move_to_group(next, name, group))

@@ -38,7 +38,7 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
                {"engine", "databasePath", "enabled", "maxRunningQueries",
                 "initSql", "healthCheckQuery", "endpoint", "host", "port",
                 "database", "user", "password", "poolSize", "auth", "queryAuth", "tls",
-                "externalAccess", "maxPinnedSessions", "pipelineDepth"});
+                "externalAccess", "maxPinnedSessions", "pipelineDepth", "externalUrl"});
   std::string engine;
   w.read(n, path, "engine", engine);
   if (engine == "duckDb")
@@ -57,6 +57,10 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
     w.report(path + ".engine", "unknown engine \"" + engine
                                  + "\" (duckDb, sqlite, postgres, mysql or trino)");
   w.read(n, path, "endpoint", out.endpoint);
+  w.read(n, path, "externalUrl", out.external_url);
+  if (!out.external_url.empty() && out.external_url.rfind("http://", 0) != 0
+      && out.external_url.rfind("https://", 0) != 0)
+    w.report(path + ".externalUrl", "expected an http:// or https:// URL");
   w.read(n, path, "host", out.host);
   w.read_port(n, path, out.port);
   w.read(n, path, "database", out.database);

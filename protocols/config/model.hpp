@@ -157,6 +157,10 @@ struct cluster {
   bool external_access = false;
   // Server engines (postgres, mysql): a URL, or the fields one by one.
   std::string endpoint; // postgres:// or mysql://user:password@host:port/database; trino: http://
+  /// Where people open the cluster (Trino's web UI, behind its own load
+  /// balancer); the endpoint when empty. Trino Gateway keeps it apart from
+  /// proxyTo.
+  std::string external_url;
   std::string host;
   uint16_t port = 0;
   std::string database;

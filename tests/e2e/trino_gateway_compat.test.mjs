@@ -92,6 +92,14 @@ test('Trino Gateway scripts work against QueryFlux: health, backends, state, (de
   await waitFor(() => JSON.parse(open('/api/public/backends/c3/state').body).trinoStatus === 'HEALTHY',
     { what: 'c3 HEALTHY', timeoutMs: 5000 });
   assert.deepEqual(JSON.parse(admin('/gateway/backend/active').body).map((b) => b.name), ['c1', 'c2', 'c3']);
+  // externalUrl (where people open the cluster) is kept apart from proxyTo.
+  const outside = 'https://trino-c3.example.com';
+  assert.equal(post('/gateway/backend/modify/update', JSON.stringify({ ...c3, externalUrl: outside })).code, 200);
+  const withUrl = JSON.parse(open('/api/public/backends/c3').body);
+  assert.equal(withUrl.externalUrl, outside);
+  assert.equal(withUrl.proxyTo, 'duckdb::memory:');
+  assert.equal(JSON.parse(open('/api/public/backends/c3/state').body).externalUrl, outside);
+  assert.equal((await gw.admin('/admin/config/clusters/c3')).body.externalUrl, outside);
   for (let i = 0; i < 9; i += 1) await runRaw(gw.trinoUrl, `SELECT ${i} AS with_c3`);
   const spread = await gw.history({ search: 'AS with_c3' });
   assert.ok(spread.queries.some((q) => q.clusterName === 'c3'), 'the added backend takes queries');

@@ -123,6 +123,35 @@ TEST(fleet_edit, trino_gateway_backends_map_onto_clusters_and_one_group) {
   EXPECT_EQ(delete_backend(before, file, "zz").status, 404);
 }
 
+TEST(fleet_edit, a_backends_external_url_is_kept_apart_from_its_proxy_to) {
+  auto added = put_backend(before, file,
+                           R"({"name":"t","proxyTo":"http://trino-1:8080",)"
+                           R"("externalUrl":"https://trino.example.com","routingGroup":"g"})",
+                           true);
+  ASSERT_EQ(added.status, 200) << added.message;
+  const auto* t = added.config->find_cluster("t");
+  EXPECT_EQ(t->endpoint, "http://trino-1:8080");
+  EXPECT_EQ(t->external_url, "https://trino.example.com");
+  // The same as proxyTo, or left out by an update: nothing of its own.
+  auto same = put_backend(added.next, file,
+                          R"({"name":"t","proxyTo":"http://trino-1:8080",)"
+                          R"("externalUrl":"http://trino-1:8080","routingGroup":"g"})",
+                          false);
+  ASSERT_EQ(same.status, 200) << same.message;
+  EXPECT_EQ(same.config->find_cluster("t")->external_url, "");
+  auto dropped = put_backend(added.next, file,
+                             R"({"name":"t","proxyTo":"http://trino-1:8080","routingGroup":"g"})",
+                             false);
+  EXPECT_EQ(dropped.config->find_cluster("t")->external_url, "");
+  // It must be a URL people can open.
+  EXPECT_EQ(put_backend(before, file,
+                        R"({"name":"t","proxyTo":"http://trino-1:8080","externalUrl":"trino:8080",)"
+                        R"("routingGroup":"g"})",
+                        true)
+              .status,
+            400);
+}
+
 TEST(fleet_edit, secrets_are_shown_masked_and_a_masked_one_sent_back_is_kept) {
   auto with_secrets = put_item(
     before, file, fleet_item::cluster, "p",
