@@ -26,12 +26,8 @@ answer_result forward(self_ptr self, lease_verb verb, const worker_api::lease_ca
                   {"Content-Type", "application/json"}};
   call.body = worker_api::encode(verb, c);
   call.timeout = 5s + std::chrono::milliseconds(c.wait_ms);
-  auto to = caf::actor_cast<caf::weak_actor_ptr>(self->ctrl());
-  st.cfg.transport->send(std::move(call), [to, id](http_outcome o) {
-    if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(to))
-      caf::anon_send(caf::actor_cast<lease_forwarder_actor>(strong), atom::leased::value, id,
-                     std::move(o));
-  });
+  send_for<lease_forwarder_actor>(*st.cfg.transport, std::move(call), self, atom::leased::value,
+                                  id);
   return promise;
 }
 
@@ -95,13 +91,9 @@ caf::result<worker_api::sweep_answer> forward_sweep(self_ptr self, worker_api::s
   auto id = st.next_id++;
   auto promise = self->make_response_promise<worker_api::sweep_answer>();
   st.sweeps.emplace(id, lease_forwarder_state::pending_sweep{verb, promise});
-  auto call = sweep_lock_call(st.owner_url, st.cfg.shared_secret, verb, c);
-  auto to = caf::actor_cast<caf::weak_actor_ptr>(self->ctrl());
-  st.cfg.transport->send(std::move(call), [to, id](http_outcome o) {
-    if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(to))
-      caf::anon_send(caf::actor_cast<lease_forwarder_actor>(strong), atom::swept::value, id,
-                     std::move(o));
-  });
+  send_for<lease_forwarder_actor>(*st.cfg.transport,
+                                  sweep_lock_call(st.owner_url, st.cfg.shared_secret, verb, c),
+                                  self, atom::swept::value, id);
   return promise;
 }
 

@@ -2,6 +2,7 @@
 #include "actors/data/cluster.hpp"
 
 #include "actors/data/connection.hpp"
+#include "actors/data/query_registry.hpp"
 #include "actors/node/metrics.hpp"
 
 #include <caf/all.hpp>
@@ -60,9 +61,7 @@ void run_check(self_ptr self) {
         if (ok.reported_load) {
           auto& shared = *self->state.shared;
           shared.reported_load.store(*ok.reported_load);
-          shared.counted_at_ms.store(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                       std::chrono::steady_clock::now().time_since_epoch())
-                                       .count());
+          shared.counted_at_ms.store(steady_ms());
         }
         set_health(self, health::healthy);
         schedule_check(self);

@@ -2,7 +2,6 @@
 #include "actors/data/statement.hpp"
 
 #include "actors/data/query_books.hpp"
-
 #include "actors/data/statement_pages.hpp"
 
 #include "protocols/common/json_writer.hpp"

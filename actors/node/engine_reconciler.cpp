@@ -1,6 +1,7 @@
 #include "actors/node/engine_reconciler.hpp"
 
 #include "actors/control/lease_forwarder.hpp"
+#include "actors/data/query_registry.hpp"
 #include "actors/node/metrics.hpp"
 #include "actors/node/node.hpp"
 
@@ -17,28 +18,26 @@ using namespace std::chrono_literals;
 using self_ptr = engine_reconciler_actor::stateful_pointer<engine_reconciler_state>;
 using worker_api::sweep_verb;
 
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::steady_clock::now().time_since_epoch())
-    .count();
-}
-
-/// The health checks' interval: the active config's (a worker's comes
-/// with its snapshot), else the node's own.
+/// The health checks' interval: the active config's monitor.taskDelay (a
+/// worker's comes with its snapshot); before one, soon, to look again.
 std::chrono::milliseconds interval(self_ptr self) {
   auto active = self->state.cfg.cell->load();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-    active ? caf::timespan{active->config->health.task_delay} : self->state.cfg.interval);
+  return active ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                    caf::timespan{active->config->health.task_delay})
+                : std::chrono::milliseconds{250};
+}
+
+/// The lock's TTL for an interval: three of them, at least three seconds.
+uint32_t reconcile_lock_ttl_secs(caf::timespan interval) {
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(3 * interval).count();
+  return static_cast<uint32_t>(std::clamp<int64_t>(secs, 3, 3600));
 }
 
 void schedule_tick(self_ptr self) {
   auto& st = self->state;
   if (st.draining)
     return;
-  // A worker's first snapshot is on its way: look again soon rather than
-  // after the default interval.
-  auto every = st.cfg.cell->load() ? interval(self)
-                                   : std::min(interval(self), std::chrono::milliseconds{250});
+  auto every = interval(self);
   std::uniform_int_distribution<int64_t> jitter{0, every.count() / 10};
   self->delayed_send(self, every + std::chrono::milliseconds(jitter(st.rng)), atom::tick::value);
 }
@@ -99,6 +98,13 @@ void failed(self_ptr self, std::string why) {
   schedule_tick(self);
 }
 
+/// A publish found the lock expired (another node may hold it now): the
+/// next tick asks again.
+void lost_lock(self_ptr self) {
+  self->state.status.holds_lock = false;
+  schedule_tick(self);
+}
+
 void send(self_ptr self, sweep_verb verb);
 
 void answered(self_ptr self, sweep_verb verb, worker_api::sweep_answer& a) {
@@ -143,23 +149,17 @@ void send(self_ptr self, sweep_verb verb) {
     self->request(st.cfg.table, 5s, atom::sweep_lock::value, verb, std::move(c))
       .then([self, verb](worker_api::sweep_answer& a) { answered(self, verb, a); },
             [self, verb](caf::error& err) {
-              if (verb == sweep_verb::publish && code_of(err) == errc::lease_not_held) {
-                self->state.status.holds_lock = false; // it expired meanwhile: next tick
-                return schedule_tick(self);
-              }
+              if (verb == sweep_verb::publish && code_of(err) == errc::lease_not_held)
+                return lost_lock(self);
               failed(self, message_of(err));
             });
     return;
   }
-  auto call = sweep_lock_call(st.cfg.url, st.cfg.shared_secret, verb, c);
   st.call_id += 1;
   st.call_verb = verb;
-  auto to = caf::actor_cast<caf::weak_actor_ptr>(self->ctrl());
-  st.cfg.transport->send(std::move(call), [to, id = st.call_id](http_outcome o) {
-    if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(to))
-      caf::anon_send(caf::actor_cast<engine_reconciler_actor>(strong), atom::swept::value, id,
-                     std::move(o));
-  });
+  send_for<engine_reconciler_actor>(*st.cfg.transport,
+                                    sweep_lock_call(st.cfg.url, st.cfg.shared_secret, verb, c),
+                                    self, atom::swept::value, st.call_id);
 }
 
 void heard(self_ptr self, uint64_t id, http_outcome& o) {
@@ -173,19 +173,12 @@ void heard(self_ptr self, uint64_t id, http_outcome& o) {
     return failed(self, "the control plane's sweep-lock answer is not one: "
                           + o.body.substr(0, 200));
   }
-  if (o.status == 409 && verb == sweep_verb::publish) {
-    st.status.holds_lock = false;
-    return schedule_tick(self);
-  }
+  if (o.status == 409 && verb == sweep_verb::publish)
+    return lost_lock(self);
   failed(self, "the control plane's sweep lock: " + o.describe());
 }
 
 } // namespace
-
-uint32_t reconcile_lock_ttl_secs(caf::timespan interval) {
-  auto secs = std::chrono::duration_cast<std::chrono::seconds>(3 * interval).count();
-  return static_cast<uint32_t>(std::clamp<int64_t>(secs, 3, 3600));
-}
 
 engine_reconciler_actor::behavior_type
 engine_reconciler(engine_reconciler_actor::stateful_pointer<engine_reconciler_state> self,

@@ -31,9 +31,6 @@ class snapshot_cell;
 struct engine_reconciler_settings {
   /// This node's name in the lock: the worker's, or the control plane's.
   std::string holder;
-  /// How often the lock is taken again and counts are published until a
-  /// config is active (then its monitor.taskDelay).
-  caf::timespan interval = std::chrono::minutes(1);
   /// A control plane: its own lease table keeps the locks ...
   lease_table_actor table;
   /// ... a worker: the control plane's, over HTTP.
@@ -65,8 +62,5 @@ struct engine_reconciler_state {
 engine_reconciler_actor::behavior_type
 engine_reconciler(engine_reconciler_actor::stateful_pointer<engine_reconciler_state> self,
                   engine_reconciler_settings cfg);
-
-/// The lock's TTL for an interval: three of them, at least three seconds.
-uint32_t reconcile_lock_ttl_secs(caf::timespan interval);
 
 } // namespace qf

@@ -203,7 +203,6 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
   auto counting = std::make_shared<std::atomic<bool>>(!shares_capacity);
   if (svc.lease_table || shares_capacity) {
     engine_reconciler_settings reconciling;
-    reconciling.interval = cfg.health.task_delay;
     reconciling.counting = counting;
     reconciling.cell = svc.snapshot;
     reconciling.stats = svc.stats;

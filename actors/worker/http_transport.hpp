@@ -4,7 +4,10 @@
 // net/http/client implements it with Beast; actors never include Beast.
 #pragma once
 
+#include <caf/actor_cast.hpp>
+#include <caf/actor_control_block.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/send.hpp>
 
 #include <chrono>
 #include <functional>
@@ -65,6 +68,17 @@ public:
   /// Ends its IO: calls under way never answer. Idempotent.
   virtual void stop() = 0;
 };
+
+/// Sends `call` for the actor `self` (a `Handle`); its outcome comes back
+/// to it, if it still lives, as the message (tag, id, outcome).
+template <class Handle, class Self, class Tag>
+void send_for(http_transport& transport, http_call call, Self* self, Tag tag, uint64_t id) {
+  auto to = caf::actor_cast<caf::weak_actor_ptr>(self->ctrl());
+  transport.send(std::move(call), [to, tag, id](http_outcome o) {
+    if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(to))
+      caf::anon_send(caf::actor_cast<Handle>(strong), tag, id, std::move(o));
+  });
+}
 
 } // namespace qf
 

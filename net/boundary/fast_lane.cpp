@@ -56,17 +56,8 @@ void fast_lane_books::ended(fast_statement st, io::event_loop& loop, std::string
 void fast_lane_books::record(fast_statement& st, std::chrono::steady_clock::time_point ended,
                              metrics::route_series& series, std::string status,
                              std::string error) {
-  statement_facts f;
-  f.id = std::move(st.id);
-  f.user = user_;
-  f.source = source_;
-  f.catalog = catalog_;
-  f.protocol = protocol_;
-  f.sql = std::move(st.sql);
-  f.status = std::move(status);
-  f.error = std::move(error);
-  f.group = st.route.group;
-  f.routing_trace = trace_json(st.route);
+  auto f = facts(std::move(st.id), std::move(st.sql), st.route, std::move(status),
+                 std::move(error));
   f.cluster = st.cluster.get();
   f.created = st.created;
   f.created_wall_ms = st.created_wall_ms;
@@ -76,6 +67,23 @@ void fast_lane_books::record(fast_statement& st, std::chrono::steady_clock::time
   f.rows = st.rows;
   file_record(*node_, std::move(f), &series);
   node_->in_flight.fetch_sub(1);
+}
+
+statement_facts fast_lane_books::facts(std::string id, std::string sql,
+                                       const routing::decision& route, std::string status,
+                                       std::string error) const {
+  statement_facts f;
+  f.id = std::move(id);
+  f.user = user_;
+  f.source = source_;
+  f.catalog = catalog_;
+  f.protocol = protocol_;
+  f.sql = std::move(sql);
+  f.status = std::move(status);
+  f.error = std::move(error);
+  f.group = route.group;
+  f.routing_trace = trace_json(route);
+  return f;
 }
 
 void fast_lane_books::waiting(const std::string& id, std::string_view sql,
@@ -90,17 +98,7 @@ void fast_lane_books::never_admitted(std::string id, std::string sql,
                                      int64_t since_wall_ms, std::string status,
                                      std::string error) {
   summary_->end();
-  statement_facts f;
-  f.id = std::move(id);
-  f.user = user_;
-  f.source = source_;
-  f.catalog = catalog_;
-  f.protocol = protocol_;
-  f.sql = std::move(sql);
-  f.status = std::move(status);
-  f.error = std::move(error);
-  f.group = route.group;
-  f.routing_trace = trace_json(route);
+  auto f = facts(std::move(id), std::move(sql), route, std::move(status), std::move(error));
   f.created = since;
   f.created_wall_ms = since_wall_ms;
   f.ended = io::round_clock::steady();

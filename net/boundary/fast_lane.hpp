@@ -6,6 +6,7 @@
 
 #include "actors/core/messages.hpp"
 #include "actors/data/cluster_state.hpp"
+#include "actors/data/query_books.hpp"
 #include "actors/node/metrics.hpp"
 #include "actors/routing/router_chain.hpp"
 #include "io/round_clock.hpp"
@@ -170,6 +171,9 @@ public:
 private:
   void record(fast_statement& st, std::chrono::steady_clock::time_point ended,
               metrics::route_series& series, std::string status, std::string error);
+  /// What a record of this session's statement starts from.
+  statement_facts facts(std::string id, std::string sql, const routing::decision& route,
+                        std::string status, std::string error) const;
   /// The metric series of a route, kept while the statements take the same.
   metrics::route_series& series_for(const std::string& group,
                                     const std::shared_ptr<cluster_state>& cluster);

@@ -11,10 +11,6 @@ namespace qf::boundary {
 
 namespace {
 
-http::response text(int status, std::string body) {
-  return http::text_response(status, std::move(body));
-}
-
 http::response json(std::string body) {
   http::response res;
   res.body = std::move(body);
@@ -123,11 +119,12 @@ bool serve_probes(const std::shared_ptr<node_services>& node, const http::reques
   if (seg.size() != 2 || seg[0] != "trino-gateway")
     return false;
   if (seg[1] == "livez") {
-    respond(text(200, "ok"));
+    respond(http::text_response(200, "ok"));
     return true;
   }
   if (seg[1] == "readyz") {
-    respond(node->ready() ? text(200, "ok") : text(503, "QueryFlux is still initializing"));
+    respond(node->ready() ? http::text_response(200, "ok")
+                          : http::text_response(503, "QueryFlux is still initializing"));
     return true;
   }
   return false;
@@ -153,12 +150,12 @@ bool serve_trino_gateway(const std::shared_ptr<node_services>& node,
   }
   auto active = node->snapshot->load();
   if (!active) {
-    respond(text(503, "QueryFlux is still initializing"));
+    respond(http::text_response(503, "QueryFlux is still initializing"));
     return true;
   }
   if (gateway_api) {
     if (seg.size() == 1 && get)
-      respond(text(200, "ok"));
+      respond(http::text_response(200, "ok"));
     else if (seg.size() == 3 && seg[1] == "backend" && get && (seg[2] == "all" || seg[2] == "active"))
       respond(json(backends(*active, seg[2] == "active")));
     else if (seg.size() == 4 && seg[1] == "backend" && post
@@ -169,7 +166,8 @@ bool serve_trino_gateway(const std::shared_ptr<node_services>& node,
       r.on = seg[2] == "activate";
       change_fleet(node, std::move(r), [respond](int status, std::string message) {
         // Trino Gateway answers a failed (de)activation 404 with its message.
-        respond(status == 200 ? text(200, "") : text(404, std::move(message)));
+        respond(status == 200 ? http::text_response(200, "")
+                              : http::text_response(404, std::move(message)));
       });
     } else if (seg.size() == 4 && seg[1] == "backend" && seg[2] == "modify" && post
                && (seg[3] == "add" || seg[3] == "update" || seg[3] == "delete")) {
@@ -188,7 +186,7 @@ bool serve_trino_gateway(const std::shared_ptr<node_services>& node,
       change_fleet(node, std::move(r), [respond](int status, std::string body) {
         if (status < 300)
           return respond(json(std::move(body)));
-        respond(text(status, std::move(body)));
+        respond(http::text_response(status, std::move(body)));
       });
     } else
       respond(http::error_response(404, "no such resource: " + req.target));
@@ -205,7 +203,7 @@ bool serve_trino_gateway(const std::shared_ptr<node_services>& node,
   }
   const auto* c = find(*active, seg[3]);
   if (!c || seg.size() > 5 || (seg.size() == 5 && seg[4] != "state")) {
-    respond(text(404, "no cluster named " + seg[3]));
+    respond(http::text_response(404, "no cluster named " + seg[3]));
     return true;
   }
   if (seg.size() == 5) {

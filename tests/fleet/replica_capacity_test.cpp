@@ -222,3 +222,55 @@ TEST_F(replica_capacity_test, a_follower_passes_the_owners_refusals_on_with_thei
   EXPECT_EQ(unknown.json()["code"], "unknownSession");
   EXPECT_EQ(running_at(f.control_plane()), 1u); // nothing changed
 }
+
+TEST_F(replica_capacity_test, a_follower_forwards_sweep_lock_calls_so_that_the_replicas_keep_one_lock) {
+  fleet f{{postgres_fleet(url, 2), url, ""}};
+  auto b = f.replica();
+  ASSERT_TRUE(eventually([&] { return lease_owner() == admin_url(f.control_plane().admin_port()); }));
+  auto call = [&](uint16_t port, const std::string& verb, const std::string& body) {
+    return http_request("POST", admin_url(port) + "/worker/sweep-lock/" + verb,
+                        {{"Authorization", std::string{"Bearer "} + fleet_secret},
+                         {"Content-Type", "application/json"}},
+                        body);
+  };
+  const auto a_port = f.control_plane().admin_port();
+  const auto b_port = b->admin_port();
+  // A lock of its own, apart from the replicas' engine-reconcile: taken
+  // through the follower, it is the owner's.
+  auto taken = call(b_port, "acquire", R"({"name":"fleet.test","holder":"x","ttlSecs":60})");
+  ASSERT_EQ(taken.status, 200) << taken.body;
+  ASSERT_TRUE(taken.json()["granted"].get<bool>()) << taken.body;
+  auto token = taken.json()["token"].get<uint64_t>();
+  auto refused = call(a_port, "acquire", R"({"name":"fleet.test","holder":"y","ttlSecs":60})");
+  ASSERT_EQ(refused.status, 200) << refused.body;
+  EXPECT_FALSE(refused.json()["granted"].get<bool>());
+  EXPECT_EQ(refused.json()["holder"], "x");
+  // Published through the follower, read on the owner.
+  auto body = [&](const std::string& holder) {
+    return R"({"name":"fleet.test","holder":")" + holder + R"(","token":)"
+           + std::to_string(token) + R"(,"counts":[{"cluster":"pg","running":3}]})";
+  };
+  ASSERT_EQ(call(b_port, "publish", body("x")).status, 200);
+  auto counts = http_request("GET", admin_url(a_port) + "/worker/sweep-lock/counts?name=fleet.test",
+                             {{"Authorization", std::string{"Bearer "} + fleet_secret}});
+  ASSERT_EQ(counts.status, 200) << counts.body;
+  ASSERT_EQ(counts.json()["counts"].size(), 1u) << counts.body;
+  EXPECT_EQ(counts.json()["counts"][0]["running"], 3);
+  EXPECT_EQ(counts.json()["counts"][0]["publisher"], "x");
+  // The owner's refusal, status and code, through the follower.
+  auto intruder = call(b_port, "publish", body("y"));
+  EXPECT_EQ(intruder.status, 409) << intruder.body;
+  EXPECT_EQ(intruder.json()["code"], "notHeld");
+
+  // And engine-reconcile itself: one of the two replicas counts.
+  auto holds = [](server& node) {
+    auto svc = node.services();
+    caf::scoped_actor self{*svc->sys};
+    bool held = false;
+    self->request(svc->reconciler, 5s, atom::get::value)
+      .receive([&](reconcile_status& r) { held = r.holds_lock && r.counting; },
+               [](caf::error&) {});
+    return held;
+  };
+  EXPECT_TRUE(eventually([&] { return holds(f.control_plane()) != holds(*b); }));
+}
