@@ -3,6 +3,7 @@
 #include "net/boundary/pg_wire_session.hpp"
 
 #include "net/boundary/pg_sqlstates.hpp"
+#include "net/boundary/pg_wire_policy.hpp"
 #include "engines/pg_async_connection.hpp"
 #include "net/boundary/wire_session_base.hpp"
 #include "protocols/common/secrets.hpp"
@@ -20,25 +21,13 @@ namespace {
 using clock = std::chrono::steady_clock;
 using pgwire::transaction_step;
 
-/// DEALLOCATE [PREPARE] ALL. Asked per statement: most are told by their
-/// first character.
-bool deallocates_all(std::string_view sql) {
-  auto first = sql.find_first_not_of(" \t\r\n(");
-  if (first == std::string_view::npos)
-    return false;
-  char c = sql[first];
-  if (c != 'd' && c != 'D' && c != '-' && c != '/')
-    return false;
-  auto words = sql::leading_keywords(sql, 3);
-  return words == "DEALLOCATE ALL" || words == "DEALLOCATE PREPARE ALL";
-}
-
 std::string param(const std::map<std::string, std::string>& params, const char* key) {
   auto i = params.find(key);
   return i == params.end() ? std::string{} : i->second;
 }
 
 class pg_wire_session : public wire_session_base<pg_wire_session, engines::pg_async_connection>,
+                        public pg_wire_policy,
                         public engines::pg_async_listener,
                         public std::enable_shared_from_this<pg_wire_session> {
   using base = wire_session_base<pg_wire_session, engines::pg_async_connection>;
@@ -466,50 +455,6 @@ private:
   void say_transaction_lost(const char* sqlstate, const char* why) {
     session_.reject({"FATAL", sqlstate, why, ""});
     flush_output();
-  }
-
-  static bool lane_serves(const group_gate& gate) {
-    return gate.postgres_only();
-  }
-  /// Plain statements of different clients share server connections
-  /// (pipelineDepth).
-  static constexpr bool pipelines_statements = true;
-  static const std::shared_ptr<engines::pg_lane_pool>& lane_of(const cluster_state& cluster) {
-    return cluster.lane;
-  }
-  static engines::engine_error cancelled_error() {
-    return engines::engine_error(engines::error_kind::cancelled,
-                                 "canceling statement due to user request", "57014");
-  }
-  static engines::engine_error connect_error(const std::string& why) {
-    return engines::engine_error(engines::error_kind::internal, why, "08001");
-  }
-  /// lastval() and currval() read the sequences the server session
-  /// advanced, where the client's statements advanced them; a statement
-  /// that advances them itself reads its own.
-  static bool reads_previous_statements_state(std::string_view sql, std::string_view kw) {
-    bool plain = kw == "SELECT" || kw == "WITH" || kw == "VALUES" || kw == "INSERT" || kw == "UPDATE"
-                 || kw == "DELETE";
-    return plain && sql::calls_function(sql, {"lastval", "currval"}, false)
-           && !sql::calls_function(sql, {"nextval", "setval"}, false);
-  }
-  /// What may advance a sequence: a write (a serial's default, a
-  /// trigger), or a function (nextval itself, or one that calls it).
-  static bool may_leave_state_behind(std::string_view sql, std::string_view kw) {
-    return kw == "INSERT" || kw == "UPDATE" || kw == "DELETE" || kw == "MERGE" || kw == "COPY"
-           || kw == "CALL" || kw == "DO" || sql.find('(') != std::string_view::npos;
-  }
-  static engines::engine_error previous_connection_gone_error() {
-    return engines::engine_error(
-      engines::error_kind::user,
-      "lastval() and currval() read the sequences of this client's server connection, and "
-      "another client's statement has run on the pooled connection this client's last "
-      "statement used: run both in one transaction, or use INSERT ... RETURNING",
-      "55000"); // object_not_in_prerequisite_state, as lastval() before any nextval()
-  }
-  static constexpr std::string_view letting_state_go = "DISCARD ALL lets a client's go";
-  static engines::engine_error pinned_out_error(const std::string& why) {
-    return engines::engine_error(engines::error_kind::user, why, "53300"); // too_many_connections
   }
 
   statement_spec actor_statement(std::string sql, engines::parameters values) const {
