@@ -221,6 +221,8 @@ void server::drain() {
   m.web->finish_answers(std::chrono::seconds(2)); // the last pages, served but not yet sent
   m.gateway->release_capacity(std::chrono::seconds(2));
   m.gateway->release_sweep_lock(std::chrono::seconds(2));
+  // The records of every query that ended above, a worker's final flush.
+  m.gateway->flush_uplink(std::chrono::seconds(10));
 }
 
 void server::stop() {

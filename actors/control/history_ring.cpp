@@ -2,6 +2,7 @@
 #include "actors/control/history_ring.hpp"
 
 #include "actors/control/packed_record.hpp"
+#include "protocols/worker_api/history_batch.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -11,7 +12,14 @@ namespace qf {
 
 namespace {
 
+nlohmann::json fingerprint_json(int64_t hash) {
+  return hash == 0 ? nlohmann::json(nullptr) : nlohmann::json(std::to_string(hash));
+}
+
 nlohmann::json json_of(const query_record& r) {
+  // Fingerprints are computed when a record is written down or sent on;
+  // one the ring holds gets them here.
+  auto prints = worker_api::fingerprints_of(r);
   auto trace = nlohmann::json::parse(r.routing_trace, nullptr, false);
   return {
     {"proxyQueryId", r.proxy_query_id},
@@ -34,6 +42,10 @@ nlohmann::json json_of(const query_record& r) {
     {"queueDurationMs", r.queue_duration_ms},
     {"executionDurationMs", r.execution_duration_ms},
     {"rowsReturned", r.rows_returned},
+    {"worker", r.worker.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.worker)},
+    // As text: a JavaScript reader would round a 64-bit number.
+    {"queryHash", fingerprint_json(prints.query)},
+    {"queryParameterizedHash", fingerprint_json(prints.parameterized)},
   };
 }
 
@@ -43,6 +55,7 @@ bool matches(const query_record& r, const history_filter& f) {
   };
   return same(f.user, r.user) && same(f.cluster_group, r.cluster_group)
          && same(f.cluster_name, r.cluster_name) && same(f.status, r.status)
+         && same(f.worker, r.worker)
          && (f.search.empty() || r.sql.find(f.search) != std::string::npos)
          && (f.from_ms == 0 || r.created_at_ms >= f.from_ms)
          && (f.to_ms == 0 || r.created_at_ms <= f.to_ms);

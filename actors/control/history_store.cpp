@@ -97,6 +97,18 @@ caf::behavior history_store(self_ptr self, std::shared_ptr<history_outbox> outbo
       drain(self);
       return self->state.outbox->size();
     },
+    [self](atom::put, std::vector<query_record>& batch) -> caf::result<uint64_t> {
+      auto& s = self->state;
+      try {
+        auto stored = s.table->write(batch);
+        s.stats->history_written(stored);
+        return static_cast<uint64_t>(stored);
+      } catch (const std::exception& e) {
+        s.stats->history_write_failed();
+        spdlog::warn("query history: cannot store a worker's batch: {}", e.what());
+        return make_error(errc::storage_error, "the query history database cannot be written");
+      }
+    },
     [self](atom::get, history_filter& f, admin_respond& respond) {
       answer(respond, [&] { return self->state.table->list(f); });
     },

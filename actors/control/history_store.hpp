@@ -36,6 +36,9 @@ struct history_store_state {
 
 /// Handlers: (tick), INTERNAL; (flush) -> uint64_t: writes what is queued
 /// now and answers how many records are still waiting (0 when all went);
+/// (put, records) -> uint64_t: stores a worker's batch now, in one
+/// transaction, and answers how many were new (the others were stored
+/// before); errc::storage_error when the database fails;
 /// (get, history_filter, admin_respond): GET /admin/queries from the table;
 /// (get, id, admin_respond): one record, 404 when there is none.
 caf::behavior history_store(caf::stateful_actor<history_store_state>* self,

@@ -2,7 +2,9 @@
 
 #include "actors/control/database_url.hpp"
 #include "actors/control/history_ring.hpp"
+#include "protocols/common/temporal.hpp"
 #include "protocols/sql/statements.hpp"
+#include "protocols/worker_api/history_batch.hpp"
 
 #include <pqxx/pqxx>
 
@@ -21,34 +23,45 @@ const char* batch_table_ddl = R"(
     db_name TEXT, sql_preview TEXT, status TEXT, routing_trace TEXT,
     queue_duration_ms BIGINT, execution_duration_ms BIGINT,
     rows_returned BIGINT, error_message TEXT, created_ms BIGINT,
-    source TEXT, started_ms BIGINT, finished_ms BIGINT
+    source TEXT, started_ms BIGINT, finished_ms BIGINT, worker TEXT,
+    query_hash BIGINT, query_parameterized_hash BIGINT
   ) ON COMMIT DELETE ROWS)";
 
-constexpr size_t batch_width = 19;
+constexpr size_t batch_width = 22;
 
 const std::vector<std::string> batch_columns{
   "proxy_query_id", "cluster_group", "cluster_name", "engine_type",
   "frontend_protocol", "username", "catalog", "db_name", "sql_preview",
   "status", "routing_trace", "queue_duration_ms", "execution_duration_ms",
   "rows_returned", "error_message", "created_ms", "source", "started_ms",
-  "finished_ms"};
+  "finished_ms", "worker", "query_hash", "query_parameterized_hash"};
 
 const char* insert_from_batch = R"(
   INSERT INTO query_records (
     proxy_query_id, cluster_group, cluster_name, engine_type,
     frontend_protocol, username, catalog, db_name, sql_preview, status,
     routing_trace, queue_duration_ms, execution_duration_ms, rows_returned,
-    error_message, created_at, source, started_at, finished_at)
+    error_message, created_at, source, started_at, finished_at, worker, query_hash,
+    query_parameterized_hash)
   SELECT DISTINCT ON (proxy_query_id)
     proxy_query_id, cluster_group, cluster_name, engine_type,
     frontend_protocol, username, catalog, db_name, sql_preview, status,
     routing_trace::jsonb, queue_duration_ms, execution_duration_ms,
     rows_returned, error_message, to_timestamp(created_ms / 1000.0), source,
     CASE WHEN started_ms > 0 THEN to_timestamp(started_ms / 1000.0) END,
-    CASE WHEN finished_ms > 0 THEN to_timestamp(finished_ms / 1000.0) END
+    CASE WHEN finished_ms > 0 THEN to_timestamp(finished_ms / 1000.0) END,
+    worker, query_hash, query_parameterized_hash
   FROM history_batch
   ORDER BY proxy_query_id, ctid -- within a batch too, the first one wins
   ON CONFLICT (proxy_query_id) DO NOTHING)";
+
+// The same columns straight into query_records, times as timestamps.
+const std::vector<std::string> direct_columns{
+  "proxy_query_id", "cluster_group", "cluster_name", "engine_type",
+  "frontend_protocol", "username", "catalog", "db_name", "sql_preview",
+  "status", "routing_trace", "queue_duration_ms", "execution_duration_ms",
+  "rows_returned", "error_message", "created_at", "source", "started_at",
+  "finished_at", "worker", "query_hash", "query_parameterized_hash"};
 
 /// NULL for an empty text, so the database says "unknown" rather than "".
 const char* or_null(const std::string& s) {
@@ -57,8 +70,51 @@ const char* or_null(const std::string& s) {
 
 /// libpqxx 6.4 streams tuples only (a null const char* is NULL).
 template <size_t... I>
-auto as_tuple(const std::array<std::string, batch_width>& text, std::index_sequence<I...>) {
-  return std::make_tuple(or_null(text[I])...);
+auto as_tuple(const std::array<const char*, batch_width>& text, std::index_sequence<I...>) {
+  return std::make_tuple(text[I]...);
+}
+
+/// A time in milliseconds since the epoch as timestamptz text; "" (NULL)
+/// for 0, a time never reached.
+std::string timestamp_text(int64_t ms) {
+  return ms > 0 ? utc_text(ms, utc_style::postgres) : std::string{};
+}
+
+enum class timestamps { as_ms, as_text };
+
+/// Streams the batch into `table`'s `columns` (batch_columns' order).
+void copy_rows(pqxx::work& tx, const char* table, const std::vector<std::string>& columns,
+               const std::vector<query_record>& batch, timestamps times) {
+  pqxx::stream_to copy{tx, table, columns};
+  auto time = [times](int64_t ms) {
+    return times == timestamps::as_text ? timestamp_text(ms) : std::to_string(ms);
+  };
+  auto hash = [](int64_t h) { return h == 0 ? std::string{} : std::to_string(h); };
+  // The numbers as text, and the SQL when it is cut; the other fields are
+  // streamed from the record itself.
+  std::array<std::string, 9> made;
+  for (const auto& r : batch) {
+    // Fingerprints are filled as records are written down.
+    auto prints = worker_api::fingerprints_of(r);
+    auto sql_text = sql::preview(r.sql, 16384);
+    made = {std::to_string(r.queue_duration_ms), std::to_string(r.execution_duration_ms),
+            std::to_string(r.rows_returned),
+            // A record without its creation time (none of ours) is stored now.
+            times == timestamps::as_text && r.created_at_ms <= 0 ? "now" : time(r.created_at_ms),
+            time(r.started_at_ms), time(r.finished_at_ms), hash(prints.query),
+            hash(prints.parameterized),
+            sql_text.size() < r.sql.size() ? std::string{sql_text} : std::string{}};
+    std::array<const char*, batch_width> text{
+      or_null(r.proxy_query_id), or_null(r.cluster_group), or_null(r.cluster_name),
+      or_null(r.engine_type), or_null(r.protocol), or_null(r.user), or_null(r.catalog),
+      or_null(r.schema), made[8].empty() ? or_null(r.sql) : made[8].c_str(),
+      or_null(r.status), or_null(r.routing_trace), or_null(made[0]), or_null(made[1]),
+      or_null(made[2]), or_null(r.error_message), or_null(made[3]), or_null(r.source),
+      or_null(made[4]), or_null(made[5]), or_null(r.worker), or_null(made[6]),
+      or_null(made[7])};
+    copy << as_tuple(text, std::make_index_sequence<batch_width>{});
+  }
+  copy.complete();
 }
 
 // The columns a record is read back from, in query_record's order.
@@ -72,7 +128,8 @@ const char* record_columns = R"(
   coalesce((extract(epoch FROM started_at) * 1000)::bigint, 0),
   coalesce((extract(epoch FROM finished_at) * 1000)::bigint, 0),
   coalesce(queue_duration_ms, 0), coalesce(execution_duration_ms, 0),
-  coalesce(rows_returned, 0))";
+  coalesce(rows_returned, 0), coalesce(worker, ''), coalesce(query_hash, 0),
+  coalesce(query_parameterized_hash, 0))";
 
 // The filters of GET /admin/queries; an empty or zero one matches all.
 const char* filter_clause = R"(
@@ -80,7 +137,8 @@ const char* filter_clause = R"(
     AND ($2 = '' OR username = $2) AND ($3 = '' OR cluster_group = $3)
     AND ($4 = '' OR cluster_name = $4) AND ($5 = '' OR status = $5)
     AND ($6::bigint = 0 OR created_at >= to_timestamp($6::bigint / 1000.0))
-    AND ($7::bigint = 0 OR created_at <= to_timestamp($7::bigint / 1000.0)))";
+    AND ($7::bigint = 0 OR created_at <= to_timestamp($7::bigint / 1000.0))
+    AND ($8 = '' OR worker = $8))";
 
 query_record record_of(const pqxx::row& row) {
   query_record r;
@@ -103,6 +161,9 @@ query_record record_of(const pqxx::row& row) {
   r.queue_duration_ms = row[16].as<int64_t>();
   r.execution_duration_ms = row[17].as<int64_t>();
   r.rows_returned = row[18].as<int64_t>();
+  r.worker = row[19].as<std::string>();
+  r.query_hash = row[20].as<int64_t>();
+  r.query_parameterized_hash = row[21].as<int64_t>();
   return r;
 }
 
@@ -146,21 +207,23 @@ auto history_table::in_transaction(F f) {
 }
 
 size_t history_table::write(const std::vector<query_record>& batch) {
+  // Nearly every batch is new: COPY it straight into query_records, as
+  // fast as anything can write it. One that holds a stored id (a worker's
+  // retry, a record filed twice) fails on the unique index as a whole and
+  // goes again through the batch table, where the first record per id wins.
+  try {
+    pqxx::work tx{connected().conn};
+    copy_rows(tx, "query_records", direct_columns, batch, timestamps::as_text);
+    tx.commit();
+    return batch.size();
+  } catch (const pqxx::unique_violation&) {
+    // rolled back; the connection is fine
+  } catch (...) {
+    session_.reset();
+    throw;
+  }
   return in_transaction([&](pqxx::work& tx) {
-    {
-      pqxx::stream_to copy{tx, "history_batch", batch_columns};
-      for (const auto& r : batch) {
-        std::array<std::string, batch_width> text{
-          r.proxy_query_id, r.cluster_group, r.cluster_name, r.engine_type,
-          r.protocol, r.user, r.catalog, r.schema, std::string{sql::preview(r.sql, 16384)}, r.status,
-          r.routing_trace, std::to_string(r.queue_duration_ms),
-          std::to_string(r.execution_duration_ms), std::to_string(r.rows_returned),
-          r.error_message, std::to_string(r.created_at_ms), r.source,
-          std::to_string(r.started_at_ms), std::to_string(r.finished_at_ms)};
-        copy << as_tuple(text, std::make_index_sequence<batch_width>{});
-      }
-      copy.complete();
-    }
+    copy_rows(tx, "history_batch", batch_columns, batch, timestamps::as_ms);
     return static_cast<size_t>(tx.exec(insert_from_batch).affected_rows());
   });
 }
@@ -178,13 +241,13 @@ std::string history_table::list(const history_filter& f) {
   return in_transaction([&](pqxx::work& tx) {
     auto total = tx.exec_params(std::string{"SELECT count(*) FROM query_records"} + filter_clause,
                                 f.search, f.user, f.cluster_group, f.cluster_name,
-                                f.status, f.from_ms, f.to_ms)[0][0]
+                                f.status, f.from_ms, f.to_ms, f.worker)[0][0]
                    .as<size_t>();
     auto rows = tx.exec_params(std::string{"SELECT "} + record_columns
                                  + " FROM query_records" + filter_clause
-                                 + " ORDER BY created_at DESC, id DESC LIMIT $8::bigint OFFSET $9::bigint",
+                                 + " ORDER BY created_at DESC, id DESC LIMIT $9::bigint OFFSET $10::bigint",
                                f.search, f.user, f.cluster_group, f.cluster_name, f.status,
-                               f.from_ms, f.to_ms, static_cast<int64_t>(f.limit),
+                               f.from_ms, f.to_ms, f.worker, static_cast<int64_t>(f.limit),
                                static_cast<int64_t>(f.offset));
     std::string out = "{\"total\":" + std::to_string(total) + ",\"queries\":[";
     for (size_t i = 0; i < rows.size(); ++i) {

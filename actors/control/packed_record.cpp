@@ -13,14 +13,15 @@ template <class Record, class F>
 void each_string(Record& r, F f) {
   for (auto* s : {&r.proxy_query_id, &r.user, &r.source, &r.catalog, &r.schema,
                   &r.cluster_group, &r.cluster_name, &r.engine_type, &r.protocol, &r.sql,
-                  &r.status, &r.error_message, &r.routing_trace})
+                  &r.status, &r.error_message, &r.routing_trace, &r.worker})
     f(*s);
 }
 
 template <class Record, class F>
 void each_number(Record& r, F f) {
   for (auto* n : {&r.created_at_ms, &r.started_at_ms, &r.finished_at_ms, &r.queue_duration_ms,
-                  &r.execution_duration_ms, &r.rows_returned})
+                  &r.execution_duration_ms, &r.rows_returned, &r.query_hash,
+                  &r.query_parameterized_hash})
     f(*n);
 }
 

@@ -184,4 +184,20 @@ using control_plane_link_actor = caf::typed_actor<
   caf::reacts_to<atom::resolved, std::vector<std::string>>,
   caf::reacts_to<atom::copied, size_t, http_outcome>>;
 
+/// The HISTORY SPOOL (worker): sends the records its queries leave in the
+/// spool (a bounded outbox they push to without a message) to the control
+/// plane or the history endpoint, redacted, in batches, one at a time,
+/// retried with backoff.
+using history_spool_actor = caf::typed_actor<
+  // What /worker/status shows (historyUplink).
+  caf::replies_to<atom::get>::with<uplink_status>,
+  // Shutdown, after the drain: sends what is spooled without pausing
+  // between batches (retrying failures); answers how many records are
+  // left, once none are or the destination refuses.
+  caf::replies_to<atom::flush>::with<uint64_t>,
+  // INTERNAL: time to look at the spool (only the latest planned tick
+  // counts); the answer to batch n.
+  caf::reacts_to<atom::tick, uint64_t>,
+  caf::reacts_to<atom::delivered, uint64_t, http_outcome>>;
+
 } // namespace qf

@@ -5,6 +5,7 @@
 
 #include "actors/node/metrics.hpp"
 #include "engines/engine.hpp"
+#include "protocols/common/query_record.hpp"
 #include "protocols/common/rows.hpp"
 
 #include <caf/actor.hpp>
@@ -74,6 +75,7 @@ using sweep_lock = caf::atom_constant<caf::atom("sweeplock")>;
 using swept = caf::atom_constant<caf::atom("swept")>;
 using reconcile = caf::atom_constant<caf::atom("reconcile")>;
 using recheck = caf::atom_constant<caf::atom("recheck")>;
+using delivered = caf::atom_constant<caf::atom("delivered")>;
 } // namespace atom
 
 /// Errors that cross actor boundaries, in category "qf".
@@ -213,29 +215,6 @@ int64_t wall_ms();
 int64_t ms_between(std::chrono::steady_clock::time_point from,
                    std::chrono::steady_clock::time_point to);
 
-/// One finished query, as history keeps it.
-struct query_record {
-  std::string proxy_query_id;
-  std::string user;
-  std::string source;
-  std::string catalog;
-  std::string schema;
-  std::string cluster_group;
-  std::string cluster_name;
-  std::string engine_type;
-  std::string protocol;
-  std::string sql;
-  std::string status; // Success, Failed, Cancelled, Denied
-  std::string error_message;
-  std::string routing_trace; // JSON
-  int64_t created_at_ms = 0; // Unix epoch
-  int64_t started_at_ms = 0; // execution start, 0 if it never ran
-  int64_t finished_at_ms = 0;
-  int64_t queue_duration_ms = 0;
-  int64_t execution_duration_ms = 0;
-  int64_t rows_returned = 0;
-};
-
 /// Which records GET /admin/queries lists.
 struct history_filter {
   std::string search; // substring of the SQL
@@ -243,6 +222,7 @@ struct history_filter {
   std::string cluster_group;
   std::string cluster_name;
   std::string status;
+  std::string worker; // the worker that ran it (worker mode)
   int64_t from_ms = 0;
   int64_t to_ms = 0;
   size_t limit = 100;
@@ -252,6 +232,7 @@ struct history_filter {
 } // namespace qf
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::admission)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<qf::query_record>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::conn_lease)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_request)

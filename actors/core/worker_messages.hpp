@@ -144,8 +144,22 @@ struct reconcile_status {
   std::string last_error;
 };
 
+/// A worker's history uplink, for /worker/status (historyUplink).
+struct uplink_status {
+  /// Records spooled now, delivered, and dropped (spool full, or refused).
+  uint64_t queued = 0;
+  uint64_t sent = 0;
+  uint64_t dropped = 0;
+  /// Of `sent`, those the control plane already had (a retried batch).
+  uint64_t duplicates = 0;
+  /// Where records go now ("" until the first snapshot says).
+  std::string destination;
+  std::string last_error;
+};
+
 } // namespace qf
 
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::uplink_status)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::reconcile_status)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::fleet_update)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::served_snapshot)

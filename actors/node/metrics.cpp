@@ -129,6 +129,36 @@ struct metrics::impl {
         .Register(*registry)
         .Add({});
 
+  // A worker's history on its way to the control plane (or an endpoint).
+  prometheus::Gauge& uplink_queued
+    = prometheus::BuildGauge()
+        .Name("queryflux_history_uplink_queued")
+        .Help("Query records spooled on this worker, waiting to be sent upstream.")
+        .Register(*registry)
+        .Add({});
+  prometheus::Family<prometheus::Counter>& uplink_sent
+    = prometheus::BuildCounter()
+        .Name("queryflux_history_uplink_sent_total")
+        .Help("Query records this worker delivered upstream.")
+        .Register(*registry);
+  prometheus::Family<prometheus::Counter>& uplink_dropped
+    = prometheus::BuildCounter()
+        .Name("queryflux_history_uplink_dropped_total")
+        .Help("Query records this worker dropped: the spool was full (overflow) or the "
+              "destination refused them (rejected).")
+        .Register(*registry);
+  prometheus::Family<prometheus::Counter>& uplink_failures
+    = prometheus::BuildCounter()
+        .Name("queryflux_history_uplink_failures_total")
+        .Help("Batches of query records that did not get through and are tried again.")
+        .Register(*registry);
+  prometheus::Family<prometheus::Counter>& history_ingested
+    = prometheus::BuildCounter()
+        .Name("queryflux_history_ingested_records_total")
+        .Help("Workers' query records received: stored (accepted) or already stored "
+              "(duplicate).")
+        .Register(*registry);
+
   // Worker mode.
   prometheus::Gauge& config_stale
     = prometheus::BuildGauge()
@@ -340,6 +370,35 @@ void metrics::history_queued(size_t records) {
 
 std::string metrics::render() const {
   return prometheus::TextSerializer{}.Serialize(impl_->registry->Collect());
+}
+
+void metrics::uplink_queued(size_t records) {
+  impl_->uplink_queued.Set(static_cast<double>(records));
+}
+
+void metrics::uplink_sent(size_t records) {
+  impl_->uplink_sent.Add({}).Increment(static_cast<double>(records));
+}
+
+void metrics::uplink_dropped(const std::string& reason, uint64_t records) {
+  impl_->uplink_dropped.Add({{"reason", reason}}).Increment(static_cast<double>(records));
+}
+
+void metrics::uplink_failed() {
+  impl_->uplink_failures.Add({}).Increment();
+}
+
+void metrics::expose_uplink() {
+  impl_->uplink_sent.Add({});
+  impl_->uplink_failures.Add({});
+  for (const char* reason : {"overflow", "rejected"})
+    impl_->uplink_dropped.Add({{"reason", reason}});
+}
+
+void metrics::history_ingested(uint64_t accepted, uint64_t duplicates) {
+  impl_->history_ingested.Add({{"result", "accepted"}}).Increment(static_cast<double>(accepted));
+  impl_->history_ingested.Add({{"result", "duplicate"}})
+    .Increment(static_cast<double>(duplicates));
 }
 
 } // namespace qf

@@ -86,6 +86,20 @@ public:
   void history_dropped(uint64_t records);
   void history_queued(size_t records);
 
+  /// A worker's history uplink: queryflux_history_uplink_queued,
+  /// _sent_total, _dropped_total{reason} (overflow: the spool was full;
+  /// rejected: refused with a 4xx) and _failures_total (batches to try
+  /// again). Shown at 0 from the start on a worker.
+  void uplink_queued(size_t records);
+  void uplink_sent(size_t records);
+  void uplink_dropped(const std::string& reason, uint64_t records);
+  void uplink_failed();
+  void expose_uplink();
+
+  /// queryflux_history_ingested_records_total{result}: workers' records a
+  /// control plane stored (accepted) or had already (duplicate).
+  void history_ingested(uint64_t accepted, uint64_t duplicates);
+
   /// The Prometheus text exposition format.
   std::string render() const;
 

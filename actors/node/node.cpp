@@ -11,6 +11,7 @@
 #include "actors/control/worker_registry.hpp"
 #include "actors/worker/capacity.hpp"
 #include "actors/worker/control_plane_link.hpp"
+#include "actors/worker/history_spool.hpp"
 #include "actors/data/query_reaper.hpp"
 #include "actors/node/engine_reconciler.hpp"
 #include "actors/node/snapshot_holder.hpp"
@@ -91,6 +92,11 @@ std::string random_hex(size_t bytes) {
   return out;
 }
 
+/// How many connections write workers' history batches (a control plane
+/// on PostgreSQL): PostgreSQL works on two batches at once while the HTTP
+/// threads read the next ones.
+constexpr int history_ingest_writers = 3;
+
 /// A replica's own queries renew their leases this often: there are few
 /// replicas, and a dead one's slots are back within three of it.
 constexpr std::chrono::seconds replica_heartbeat{1};
@@ -140,6 +146,14 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
     svc.history_store = sys.spawn<caf::detached>(history_store, svc.outbox,
                                                  svc.stats, hs);
     actors_.push_back(svc.history_store);
+    if (q.worker_api.enabled && q.role != config::node_role::worker) {
+      hs.retention_days = 0; // the store above purges
+      for (int i = 0; i < history_ingest_writers; ++i) {
+        svc.history_writers.push_back(sys.spawn<caf::detached>(
+          history_store, std::make_shared<history_outbox>(1), svc.stats, hs));
+        actors_.push_back(svc.history_writers.back());
+      }
+    }
   }
   if (q.worker_api.enabled && q.role != config::node_role::worker) {
     svc.config_store = sys.spawn(config_store, svc.stats);
@@ -248,6 +262,17 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
     link->stats = svc.stats;
     svc.control_plane = sys.spawn(control_plane_link, std::move(link));
     actors_.push_back(caf::actor_cast<caf::actor>(svc.control_plane));
+    auto uplink = std::make_shared<history_spool_settings>();
+    uplink->spool = std::make_shared<history_outbox>(size_t{q.history.spool_max_records});
+    uplink->cell = svc.snapshot;
+    uplink->endpoint = q.history.endpoint;
+    uplink->control_plane = q.control_plane;
+    uplink->worker_name = worker->name;
+    uplink->transport = worker->transport;
+    uplink->stats = svc.stats;
+    svc.outbox = uplink->spool;
+    svc.history_spool = sys.spawn(history_spool, std::move(uplink));
+    actors_.push_back(caf::actor_cast<caf::actor>(svc.history_spool));
     return; // no admin API, no config of its own to change
   }
 
@@ -277,6 +302,22 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
 
 node::~node() {
   stop();
+}
+
+void node::flush_uplink(std::chrono::milliseconds timeout) {
+  auto spool = services_->history_spool;
+  if (!spool)
+    return;
+  caf::scoped_actor self{*services_->sys};
+  self->request(spool, timeout, atom::flush::value)
+    .receive(
+      [](uint64_t left) {
+        if (left > 0)
+          spdlog::warn("query history: {} records not sent upstream at shutdown", left);
+      },
+      [](caf::error&) {
+        spdlog::warn("query history: the final flush upstream did not finish in time");
+      });
 }
 
 void node::flush_history(std::chrono::milliseconds timeout) {

@@ -69,10 +69,16 @@ struct node_services {
   std::shared_ptr<snapshot_cell> snapshot;
   std::shared_ptr<first_health_round> first_round;
   std::shared_ptr<history_ring> history;
-  /// With PostgreSQL persistence: query records for the history store,
-  /// which also answers the admin API's history reads.
+  /// Where finished records go on to: with PostgreSQL persistence the
+  /// history store's queue (the store also answers the admin API's history
+  /// reads); on a worker the history spool, bound upstream.
   std::shared_ptr<history_outbox> outbox;
   caf::actor history_store;
+  /// Where workers are served on PostgreSQL: history stores of their own
+  /// connection (and an empty outbox) that write workers' batches, taken
+  /// in turn, so that ten workers' ingest is not one connection's.
+  std::vector<caf::actor> history_writers;
+  mutable std::atomic<size_t> next_writer{0};
   /// Every change to the fleet goes through it (first to PostgreSQL when
   /// the config lives there). None on a worker.
   caf::actor config_writer;
@@ -89,6 +95,8 @@ struct node_services {
   /// Where the fleet reconciles engine counts (a control plane serving
   /// workers, a worker sharing capacity): who counts, and the lock.
   engine_reconciler_actor reconciler;
+  /// On a worker: its history uplink.
+  history_spool_actor history_spool;
   /// On a worker: the link to its control plane, its name and labels.
   control_plane_link_actor control_plane;
   std::string worker_name;
@@ -167,6 +175,10 @@ public:
   /// Writes the queued query history (PostgreSQL persistence) before the
   /// node stops; waits at most `timeout`.
   void flush_history(std::chrono::milliseconds timeout);
+
+  /// A worker sends its spooled history upstream after the drain (while
+  /// its HTTP client still runs); waits at most `timeout`.
+  void flush_uplink(std::chrono::milliseconds timeout);
 
   /// A worker's last heartbeat says it is draining; waits at most
   /// `timeout` for the control plane to hear it.

@@ -125,6 +125,7 @@ private:
     f.cluster_group = p["group"];
     f.cluster_name = p["cluster"];
     f.status = p["status"];
+    f.worker = p["worker"];
     f.from_ms = to_int(p, "from", 0);
     f.to_ms = to_int(p, "to", 0);
     f.limit = static_cast<size_t>(std::min<int64_t>(to_int(p, "limit", 100),

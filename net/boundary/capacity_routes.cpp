@@ -12,16 +12,6 @@ namespace {
 using namespace std::chrono_literals;
 using worker_api::lease_verb;
 
-/// An error with a code a worker acts on, beside the message.
-http::response coded(int status, std::string_view code, std::string_view message) {
-  auto res = http::error_response(status, message);
-  res.body.pop_back(); // the closing brace
-  res.body += ",\"code\":\"";
-  res.body += code;
-  res.body += "\"}";
-  return res;
-}
-
 http::response refusal(const caf::error& err) {
   auto code = code_of(err);
   if (!code)

@@ -74,6 +74,7 @@ private:
     link_status link;
     std::optional<capacity_status> leases;
     std::optional<reconcile_status> reconcile;
+    uplink_status uplink;
   };
 
   void status(http::respond_fn respond) {
@@ -86,14 +87,23 @@ private:
     auto finish = [node, settings, respond, parts] {
       respond(json_ok(status_json(*node, settings, *parts)));
     };
-    auto reconcile = [node, parts, finish, fail] {
+    auto uplink = [node, parts, finish, fail] {
+      ask(
+        *node->sys, node->history_spool, 5s,
+        [parts, finish](uplink_status& u) {
+          parts->uplink = std::move(u);
+          finish();
+        },
+        fail, atom::get::value);
+    };
+    auto reconcile = [node, parts, uplink, fail] {
       if (!node->reconciler)
-        return finish();
+        return uplink();
       ask(
         *node->sys, node->reconciler, 5s,
-        [parts, finish](reconcile_status& r) {
+        [parts, uplink](reconcile_status& r) {
           parts->reconcile = std::move(r);
-          finish();
+          uplink();
         },
         fail, atom::get::value);
     };
@@ -205,8 +215,14 @@ private:
     out += ",\"redaction\":";
     json_text::append_string(out, std::string{config::to_string(redaction)});
     out += ",\"spoolMaxRecords\":" + std::to_string(settings.history.spool_max_records);
-    // Filled by the history uplink (worker mode, part 3).
-    out += "},\"historyUplink\":{\"queued\":0,\"sent\":0,\"dropped\":0,\"lastError\":null}}";
+    const auto& u = parts.uplink;
+    out += "},\"historyUplink\":{\"queued\":" + std::to_string(u.queued)
+           + ",\"sent\":" + std::to_string(u.sent) + ",\"dropped\":" + std::to_string(u.dropped)
+           + ",\"duplicates\":" + std::to_string(u.duplicates) + ",\"destination\":";
+    append_string_or_null(out, u.destination);
+    out += ",\"lastError\":";
+    append_string_or_null(out, u.last_error);
+    out += "}}";
     return out;
   }
 

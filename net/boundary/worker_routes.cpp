@@ -4,12 +4,12 @@
 #include "net/boundary/capacity_routes.hpp"
 #include "net/http/url.hpp"
 #include "protocols/common/json_writer.hpp"
+#include "protocols/common/temporal.hpp"
 #include "protocols/common/secrets.hpp"
 
 #include <caf/all.hpp>
 
 #include <charconv>
-#include <ctime>
 
 namespace qf::boundary {
 
@@ -140,6 +140,15 @@ http::response bearer_required(std::string_view message) {
   return res;
 }
 
+http::response coded(int status, std::string_view code, std::string_view message) {
+  auto res = http::error_response(status, message);
+  res.body.pop_back(); // the closing brace
+  res.body += ",\"code\":\"";
+  res.body += code;
+  res.body += "\"}";
+  return res;
+}
+
 http::response retry_later(int status, std::string_view message) {
   auto res = http::error_response(status, message);
   res.headers.emplace_back("Retry-After", "1");
@@ -180,14 +189,7 @@ void append_counts(std::string& out, const std::map<std::string, uint32_t>& coun
 }
 
 std::string iso_time(int64_t ms) {
-  std::time_t secs = ms / 1000;
-  std::tm utc{};
-  gmtime_r(&secs, &utc);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<int>(ms % 1000));
-  return buf;
+  return utc_text(ms, utc_style::iso);
 }
 
 bool has_worker_secret(const http::request& req, const std::string& secret) {
@@ -219,7 +221,11 @@ void serve_worker_api(const std::shared_ptr<node_services>& node, const config::
     return serve_capacity(node, req, seg, std::move(respond));
   if (path == "sweep-lock")
     return serve_sweep_lock(node, req, seg, std::move(respond));
-  bool known = (seg.size() == 2 && (path == "config" || path == "register" || path == "heartbeat"))
+  if (seg.size() == 2 && path == "query-records" && m == "POST")
+    return ingest_query_records(node, req, std::move(respond));
+  bool known = (seg.size() == 2
+                && (path == "config" || path == "register" || path == "heartbeat"
+                    || path == "query-records"))
                || (seg.size() == 3 && path == "config" && seg[2] == "wait");
   if (known)
     return respond(http::error_response(405, "method not allowed here"));

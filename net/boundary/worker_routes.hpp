@@ -27,6 +27,14 @@ void serve_admin_workers(const std::shared_ptr<node_services>& node, const http:
 /// 401 asking for the workers' bearer secret.
 http::response bearer_required(std::string_view message);
 
+/// POST /worker/query-records (already authorized): a worker's batch of
+/// query records, stored once per proxy query id under the worker's name.
+void ingest_query_records(const std::shared_ptr<node_services>& node, const http::request& req,
+                          http::respond_fn respond);
+
+/// An error with a code a worker acts on, beside the message.
+http::response coded(int status, std::string_view code, std::string_view message);
+
 /// A retryable 5xx: with Retry-After: 1.
 http::response retry_later(int status, std::string_view message);
 

@@ -144,4 +144,18 @@ int64_t days_from_civil(int year, unsigned month, unsigned day) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
+std::string utc_text(int64_t ms, utc_style style) {
+  auto days = ms >= 0 ? ms / 86'400'000 : (ms - 86'399'999) / 86'400'000;
+  auto in_day = ms - days * 86'400'000;
+  auto date = civil_from_days(days);
+  char buf[64];
+  const bool iso = style == utc_style::iso;
+  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02u%c%02d:%02d:%02d.%03d%s",
+                static_cast<long long>(date.year), date.month, date.day, iso ? 'T' : ' ',
+                static_cast<int>(in_day / 3'600'000), static_cast<int>(in_day / 60'000 % 60),
+                static_cast<int>(in_day / 1000 % 60), static_cast<int>(in_day % 1000),
+                iso ? "Z" : "+00");
+  return buf;
+}
+
 } // namespace qf

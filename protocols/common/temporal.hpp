@@ -29,6 +29,12 @@ struct time_of_day {
 
 std::optional<time_of_day> parse_time_of_day(std::string_view text);
 
+/// Milliseconds since the epoch in UTC, to the millisecond: ISO 8601
+/// ("2026-12-02T07:14:32.123Z") or as PostgreSQL reads a timestamptz
+/// ("2026-12-02 07:14:32.123+00").
+enum class utc_style { iso, postgres };
+std::string utc_text(int64_t ms, utc_style style);
+
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 int64_t days_from_civil(int year, unsigned month, unsigned day);
 

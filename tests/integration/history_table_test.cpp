@@ -74,6 +74,41 @@ TEST_F(history_table_test, the_same_batch_three_times_gives_one_row_each) {
             "Failed");
 }
 
+TEST_F(history_table_test, worker_fingerprints_and_times_are_stored_on_either_path) {
+  history_table w{url};
+  auto ran = record("w1");
+  ran.worker = "edge-7";
+  ran.started_at_ms = 1'700'000'000'250;
+  ran.finished_at_ms = 1'700'000'001'500;
+  auto other = record("w2");
+  other.sql = "SELECT 2"; // the same shape as "SELECT 1"
+  EXPECT_EQ(w.write({ran, other}), 2u); // straight into query_records
+  // A retried batch with one new record goes the idempotent way.
+  auto late = record("w3");
+  late.worker = "edge-7";
+  EXPECT_EQ(w.write({ran, late}), 1u);
+  auto rows = query("SELECT proxy_query_id, worker, query_hash, query_parameterized_hash, "
+                    "(extract(epoch FROM started_at) * 1000)::bigint, "
+                    "(extract(epoch FROM finished_at) * 1000)::bigint "
+                    "FROM query_records ORDER BY 1");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0][1].as<std::string>(), "edge-7");
+  EXPECT_TRUE(rows[1][1].is_null());
+  EXPECT_EQ(rows[2][1].as<std::string>(), "edge-7");
+  EXPECT_NE(rows[0][2].as<int64_t>(), rows[1][2].as<int64_t>());
+  EXPECT_EQ(rows[0][3].as<int64_t>(), rows[1][3].as<int64_t>());
+  EXPECT_EQ(rows[0][4].as<int64_t>(), 1'700'000'000'250);
+  EXPECT_EQ(rows[0][5].as<int64_t>(), 1'700'000'001'500);
+  EXPECT_TRUE(rows[1][4].is_null()) << "a time never reached is NULL";
+  EXPECT_EQ(rows[2][3].as<int64_t>(), rows[0][3].as<int64_t>());
+  history_filter f;
+  f.worker = "edge-7";
+  auto page = nlohmann::json::parse(w.list(f));
+  EXPECT_EQ(page["total"], 2);
+  EXPECT_EQ(page["queries"][0]["worker"], "edge-7");
+  EXPECT_EQ(page["queries"][0]["queryHash"], std::to_string(rows[0][2].as<int64_t>()));
+}
+
 TEST_F(history_table_test, text_with_tabs_newlines_backslashes_and_unicode_survives) {
   history_table w{url};
   auto r = record("odd");

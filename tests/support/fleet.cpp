@@ -104,7 +104,8 @@ fleet::fleet(control_plane_options cp) : cp_(std::move(cp)) {
              "  frontends: { trinoHttp: { port: 1 } }\n"
              "  adminApi: { port: 2 }\n"
              "  workerApi: { enabled: true, sharedSecret: \""
-             + std::string{fleet_secret} + "\" }\n";
+             + std::string{fleet_secret} + "\""
+             + (cp_.worker_api_yaml.empty() ? "" : ", " + cp_.worker_api_yaml) + " }\n";
   if (!cp_.database_url.empty())
     cp_yaml_ += "  role: controlPlane\n  persistence: { type: postgres, url: \""
                 + cp_.database_url + "\" }\n  configReloadIntervalSecs: 0\n";

@@ -44,6 +44,8 @@ struct control_plane_options {
   std::string database_url;
   /// Extra lines under queryflux: (indented by two spaces).
   std::string node_yaml;
+  /// More of workerApi's members, after sharedSecret ("history: {...}").
+  std::string worker_api_yaml{};
   /// The lease table's grace after start: none unless a test asks.
   caf::timespan lease_grace{0};
 };
