@@ -1,5 +1,6 @@
 // prometheus-cpp families behind qf::metrics.
 #include "actors/node/metrics.hpp"
+#include "actors/node/openmetrics.hpp"
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
@@ -366,6 +367,10 @@ void metrics::history_dropped(uint64_t records) {
 
 void metrics::history_queued(size_t records) {
   impl_->history_queue.Set(static_cast<double>(records));
+}
+
+std::string metrics::render_openmetrics() const {
+  return qf::render_openmetrics(impl_->registry->Collect());
 }
 
 std::string metrics::render() const {

@@ -102,6 +102,8 @@ public:
 
   /// The Prometheus text exposition format.
   std::string render() const;
+  /// The same in OpenMetrics' text format (actors/node/openmetrics).
+  std::string render_openmetrics() const;
 
 private:
   std::shared_ptr<route_series> make_series(const std::string& cluster_group,

@@ -45,7 +45,7 @@ public:
     if (get && seg == std::vector<std::string>{"readyz"})
       return respond(readiness());
     if (get && seg == std::vector<std::string>{"metrics"})
-      return respond(metrics_page(*node_));
+      return respond(metrics_page(*node_, req));
     if (get && seg == std::vector<std::string>{"worker", "status"})
       return status(std::move(respond));
     if (get && seg == std::vector<std::string>{"worker", "peer-config"})

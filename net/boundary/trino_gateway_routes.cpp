@@ -100,8 +100,15 @@ const config::cluster* find(const active_config& active, const std::string& name
 
 } // namespace
 
-http::response metrics_page(const node_services& node) {
+http::response metrics_page(const node_services& node, const http::request& req) {
   http::response res;
+  // Prometheus asks for OpenMetrics first; curl and older scrapers get
+  // the classic format.
+  if (req.header("accept").find("application/openmetrics-text") != std::string::npos) {
+    res.content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    res.body = node.stats->render_openmetrics();
+    return res;
+  }
   res.content_type = "text/plain; version=0.0.4; charset=utf-8";
   res.body = node.stats->render();
   return res;
@@ -113,7 +120,7 @@ bool serve_probes(const std::shared_ptr<node_services>& node, const http::reques
     return false;
   auto seg = http::path_segments(req.target);
   if (seg == std::vector<std::string>{"metrics"}) {
-    respond(metrics_page(*node));
+    respond(metrics_page(*node, req));
     return true;
   }
   if (seg.size() != 2 || seg[0] != "trino-gateway")

@@ -10,7 +10,7 @@
 namespace qf::boundary {
 
 /// The node's metrics in Prometheus's text format.
-http::response metrics_page(const node_services& node);
+http::response metrics_page(const node_services& node, const http::request& req);
 
 /// Trino Gateway's probes (/trino-gateway/livez, /trino-gateway/readyz)
 /// and /metrics. Trino Gateway serves one port, so its users' probes and

@@ -1,7 +1,11 @@
-// Prometheus metrics: names, labels, values that match what ran, and promtool's approval.
+// Prometheus metrics: names, labels, values that match what ran, promtool's
+// approval, OpenMetrics for the scrapers that ask, and a real Prometheus.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   startGateway, config, runClient, runRaw, submit, follow, parseMetrics, metricValue, waitFor,
 } from './support/gateway.mjs';
@@ -169,4 +173,51 @@ test('counters only grow between scrapes', T, async () => {
     const now = later.find((x) => x.name === s.name && JSON.stringify(x.labels) === JSON.stringify(s.labels));
     assert.ok(now && now.value >= s.value, JSON.stringify(s));
   }
+});
+
+test('OpenMetrics when the scraper asks for it; a real Prometheus scrapes the Trino and admin ports', T, async (t) => {
+  const accept = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,'
+    + 'text/plain;version=0.0.4;q=0.5,*/*;q=0.1'; // what Prometheus 2 sends
+  for (const base of [gw.trinoUrl, gw.adminUrl]) {
+    const res = await fetch(`${base}/metrics`, { headers: { Accept: accept } });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /^application\/openmetrics-text; version=1\.0\.0/);
+    const body = await res.text();
+    assert.ok(body.endsWith('# EOF\n'), 'ends with # EOF');
+    assert.match(body, /^# TYPE queryflux_queries counter$/m, 'a counter family without _total');
+    assert.match(body, /^queryflux_queries_total\{cluster_group="g_lite",engine_type="sqlite",protocol="trinoHttp",status="Success"\} 2$/m);
+    assert.match(body, /^queryflux_query_duration_seconds_bucket\{.*le="\+Inf"\} \d+$/m);
+    assert.doesNotMatch(body, /^# TYPE queryflux_queries_total /m);
+  }
+  const plain = await fetch(`${gw.trinoUrl}/metrics`);
+  assert.match(plain.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+
+  const dir = mkdtempSync(join(tmpdir(), 'qf-prom-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'prometheus.yml');
+  writeFileSync(file, [
+    'global: { scrape_interval: 1s, scrape_timeout: 1s }',
+    'scrape_configs:',
+    `  - { job_name: trino-port, static_configs: [ { targets: ['127.0.0.1:${gw.trinoPort}'] } ] }`,
+    `  - { job_name: admin-port, static_configs: [ { targets: ['127.0.0.1:${gw.adminPort}'] } ] }`,
+  ].join('\n'));
+  const prom = spawn('prometheus', [`--config.file=${file}`, `--storage.tsdb.path=${join(dir, 'data')}`,
+    '--web.listen-address=127.0.0.1:21790'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  prom.stderr.on('data', (d) => { log += d; });
+  t.after(() => prom.kill('SIGKILL'));
+  // null until Prometheus listens.
+  const api = (path) => fetch(`http://127.0.0.1:21790/api/v1/${path}`).then((r) => r.json()).catch(() => null);
+  const up = await waitFor(async () => {
+    const targets = (await api('targets'))?.data.activeTargets ?? [];
+    return targets.length === 2 && targets.every((x) => x.health === 'up');
+  }, { timeoutMs: 20000, what: 'both targets up' }).catch((e) => { throw new Error(`${e.message}\n${log}`); });
+  assert.ok(up);
+  const result = await waitFor(async () => {
+    const r = (await api('query?query=queryflux_queries_total'))?.data.result ?? [];
+    return new Set(r.map((s) => s.metric.job)).size === 2 && r;
+  }, { timeoutMs: 20000, what: 'queryflux_queries_total from both ports' });
+  const fromTrinoPort = result.filter((s) => s.metric.job === 'trino-port')
+    .reduce((n, s) => n + Number(s.value[1]), 0);
+  assert.ok(fromTrinoPort >= 5, `the queries run, as Prometheus stored them: ${JSON.stringify(result)}`);
 });
