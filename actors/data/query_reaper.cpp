@@ -14,6 +14,7 @@ caf::behavior query_reaper(caf::event_based_actor* self,
   return {
     [=](atom::tick) {
       auto now = steady_ms();
+      const bool draining = settings.draining && settings.draining->load();
       for (const auto& q : queries->all()) {
         if (!q.live)
           continue;
@@ -26,7 +27,9 @@ caf::behavior query_reaper(caf::event_based_actor* self,
         } else if (waiting != 0) {
           if (now - waiting >= settings.poll_wait.count())
             self->send(q.actor, atom::deadline::value);
-        } else if (idle >= settings.client_timeout.count()) {
+        } else if (idle >= settings.client_timeout.count()
+                   || (draining && live.ended.load()
+                       && idle >= settings.drain_abandon_after.count())) {
           self->send(q.actor, atom::cancel::value, true);
         }
       }

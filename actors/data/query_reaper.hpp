@@ -8,6 +8,7 @@
 
 #include <caf/fwd.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 
@@ -18,6 +19,12 @@ struct reaper_settings {
   std::chrono::milliseconds poll_wait{1000};   // a GET waits this for rows
   std::chrono::milliseconds linger{3000};      // a finished query stays
   std::chrono::milliseconds client_timeout{300000};
+  /// Set while the node drains: a query that ended on its engine and
+  /// whose client has not polled for `drain_abandon_after` is abandoned
+  /// (recorded as such) instead of holding the shutdown. Running queries
+  /// still finish.
+  std::shared_ptr<const std::atomic<bool>> draining;
+  std::chrono::milliseconds drain_abandon_after{3000};
 };
 
 /// Handler: (tick), INTERNAL.

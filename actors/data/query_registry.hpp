@@ -27,6 +27,8 @@ struct query_liveness {
   std::atomic<int64_t> last_activity_ms{steady_ms()};
   std::atomic<int64_t> waiting_since_ms{0}; // 0: no poll is waiting
   std::atomic<bool> finished{false};        // the last page went out
+  /// It ended on its engine (its last page may still wait for its client).
+  std::atomic<bool> ended{false};
 };
 
 /// One statement as GET /admin/queries/running and GET /v1/query show it.

@@ -74,7 +74,28 @@ void record(self_ptr self, const std::string& status) {
   f.started_wall_ms = st.started_wall_ms;
   f.finished_wall_ms = st.finished_wall_ms;
   f.rows = st.rows;
+  if (status == "Success" && st.spec.protocol == config::protocol::trino_http
+      && !st.final_served) {
+    auto seconds = std::chrono::duration<double>(f.ended - f.created).count();
+    *st.pending = statement_state::pending_record{make_record(std::move(f)), seconds, st.series};
+    return;
+  }
   file_record(*st.node, std::move(f), st.series.get());
+}
+
+/// Files a Trino query's record that waited for its last page; as
+/// abandoned when that page never went out.
+void file_pending(const node_services& node, std::optional<statement_state::pending_record>& p,
+                  bool abandoned) {
+  if (!p)
+    return;
+  auto pending = std::move(*p);
+  p.reset();
+  if (abandoned) {
+    pending.record.status = "Cancelled";
+    pending.record.error_message = "Query abandoned: the client did not fetch its results";
+  }
+  node.record_finished(std::move(pending.record), pending.seconds, pending.series.get());
 }
 
 void release_slot(self_ptr self) {
@@ -122,6 +143,7 @@ void fail(self_ptr self, trino::error_code code, std::string message) {
     return;
   st.ph = phase::failed;
   st.ended = clock::now();
+  st.live->ended = true;
   st.finished_wall_ms = wall_ms(); // before the slot goes to another
   st.error = trino::query_error{std::move(message), code};
   st.buffer.clear();
@@ -142,6 +164,7 @@ void finish(self_ptr self) {
   auto& st = self->state;
   st.ph = phase::finished;
   st.ended = clock::now();
+  st.live->ended = true;
   st.finished_wall_ms = wall_ms(); // before the slot goes to another
   return_connection(self);
   release_slot(self);
@@ -380,6 +403,7 @@ void serve(self_ptr self) {
     st.final_served = true;
     st.live->last_activity_ms = steady_ms();
     st.live->finished = true;
+    file_pending(*st.node, *st.pending, false); // before the client can look
   }
   poll.respond({200, st.served_page});
   // Counted off only once the answer is handed over: a drain that sees
@@ -478,7 +502,8 @@ caf::behavior statement_actor(self_ptr self, statement_spec spec,
   if (s.protocol != config::protocol::trino_http)
     state.node->wire_statements->add(s.id, self, nullptr, s.summary);
   self->attach_functor([node = state.node, id = state.spec.id,
-                        counted = state.in_flight] {
+                        counted = state.in_flight, pending = state.pending] {
+    file_pending(*node, *pending, true);
     node->queries->remove(id);
     node->wire_statements->remove(id);
     if (counted->exchange(false))

@@ -74,6 +74,16 @@ struct statement_state {
     = std::make_shared<std::atomic<bool>>(true);
   std::optional<waiting_poll> waiting;
   std::shared_ptr<query_liveness> live; // never null: a private one if unset
+  /// A Trino query that succeeded: its record, filed as its last page goes
+  /// out, or as abandoned if the actor ends before (the client never
+  /// fetched its results; a drain does not wait for such a client).
+  struct pending_record {
+    query_record record;
+    double seconds = 0;
+    std::shared_ptr<metrics::route_series> series;
+  };
+  std::shared_ptr<std::optional<pending_record>> pending
+    = std::make_shared<std::optional<pending_record>>();
   /// A wire session waiting for rows (fetch), and how many it takes.
   std::optional<caf::response_promise> fetch_waiting;
   bool pull_waiting = false; // the same for spec.page_sink

@@ -136,6 +136,8 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
 
   reaper_settings reaping;
   reaping.client_timeout = q.trino_http.query_client_timeout;
+  // The flag lives as long as the services (the aliasing constructor).
+  reaping.draining = std::shared_ptr<const std::atomic<bool>>(services_, &svc.draining);
   actors_.push_back(sys.spawn(query_reaper, svc.queries, reaping));
   const bool stored = q.persistence.type == "postgres";
   if (stored) {

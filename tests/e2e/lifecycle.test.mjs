@@ -7,6 +7,7 @@ import http from 'node:http';
 import {
   startGateway, config, runCli, writeConfig, runClient, submit, follow, parsed, waitFor, sleep,
 } from './support/gateway.mjs';
+import { freshDatabase, sql } from './support/database.mjs';
 
 const T = { timeout: 40000 };
 
@@ -253,4 +254,28 @@ test('the drain gives up after shutdownDrainTimeoutSecs and still exits 0', T, a
   const took = Date.now() - t0;
   assert.equal(code, 0, gw.logs());
   assert.ok(took < 10000, `exit took ${took} ms; the query would have taken 20 s`);
+});
+
+test('SIGTERM: a finished query nobody polls is abandoned and recorded so, not waited for; a running one finishes', { timeout: 120000 }, async (t) => {
+  const url = await freshDatabase(t);
+  const cfg = simple(21608, 21609, { shutdownDrainTimeoutSecs: 300 });
+  cfg.queryflux.persistence = { type: 'postgres', url };
+  const gw = await start(cfg);
+  // curl --data 'SELECT 1' .../v1/statement, and its nextUri never followed.
+  const unpolled = await submit(gw.trinoUrl, 'SELECT 1 AS one', { user: 'curl' });
+  assert.equal(unpolled.status, 200);
+  const running = runClient(gw.trino('patient'), 'SELECT sleep_ms(1500) AS slept');
+  await waitFor(async () => /queryflux_running_queries\{[^}]*\} 1/.test(await gw.metrics()), { what: 'the query to run' });
+  const code = await gw.stop({ timeoutMs: 100000 });
+  assert.equal(code, 0, gw.logs());
+  assert.doesNotMatch(gw.logs(), /drain timeout/, 'the drain ended without its timeout');
+  const r = await running;
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  assert.deepEqual(r.data, [[1500]]);
+  const rows = await sql(url, 'SELECT proxy_query_id AS id, username, status, error_message AS error FROM query_records');
+  const byUser = Object.fromEntries(rows.map((x) => [x.username, x]));
+  assert.equal(byUser.curl.id, unpolled.body.id);
+  assert.equal(byUser.curl.status, 'Cancelled');
+  assert.match(byUser.curl.error, /abandoned/);
+  assert.equal(byUser.patient.status, 'Success');
 });
