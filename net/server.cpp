@@ -1,5 +1,6 @@
 #include "net/server.hpp"
 
+#include "io/descriptor_limit.hpp"
 #include "io/host_name.hpp"
 #include "io/usable_cores.hpp"
 #include "net/boundary/routes.hpp"
@@ -26,6 +27,11 @@ namespace {
 /// serves (a worker runs next to its applications), and on two cores a
 /// second loop cost connection-per-statement clients more in wake-ups than
 /// it gave persistent ones (docs/performance.md, session 11).
+/// A frontend's maxConnections, or the default the descriptors allow.
+uint32_t connection_limit(const config::frontend& f) {
+  return f.max_connections > 0 ? f.max_connections : io::default_connection_limit();
+}
+
 size_t wire_threads(const config::node& q) {
   if (q.wire_threads > 0)
     return q.wire_threads;
@@ -138,10 +144,13 @@ server::server(startup::served_config served, server_options opts)
   m.web = std::make_unique<http::service>();
   m.wire = std::make_unique<wire::service>(wire_threads(q));
   try {
-    if (q.trino_http.enabled)
-      m.trino = m.web->listen({"trinoHttp", opts.address, q.trino_http.port,
-                               q.trino_http.max_connections, 16 * 1024 * 1024, "", ""},
-                              boundary::make_trino_routes(svc));
+    if (q.trino_http.enabled) {
+      http::listener_options trino{"trinoHttp", opts.address, q.trino_http.port,
+                                   connection_limit(q.trino_http), 16 * 1024 * 1024, "", ""};
+      trino.header_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+        q.trino_http.request_headers_timeout);
+      m.trino = m.web->listen(trino, boundary::make_trino_routes(svc));
+    }
     http::listener_options admin{q.role == config::node_role::worker ? "opsPort" : "adminApi",
                                  opts.address,
                                  q.admin.port,
@@ -155,13 +164,13 @@ server::server(startup::served_config served, server_options opts)
                                      : boundary::make_admin_routes(svc, q.admin, q.worker_api));
     if (q.postgres_wire.enabled)
       m.postgres = m.wire->listen(
-        {"postgresWire", opts.address, q.postgres_wire.port, q.postgres_wire.max_connections,
+        {"postgresWire", opts.address, q.postgres_wire.port, connection_limit(q.postgres_wire),
          q.postgres_wire.tls_cert_file, q.postgres_wire.tls_key_file},
         boundary::make_pg_frontend(svc, !q.postgres_wire.tls_cert_file.empty(),
                                    limits_of(q.postgres_wire)));
     if (q.mysql_wire.enabled)
       m.mysql = m.wire->listen(
-        {"mysqlWire", opts.address, q.mysql_wire.port, q.mysql_wire.max_connections,
+        {"mysqlWire", opts.address, q.mysql_wire.port, connection_limit(q.mysql_wire),
          q.mysql_wire.tls_cert_file, q.mysql_wire.tls_key_file},
         boundary::make_mysql_frontend(svc, !q.mysql_wire.tls_cert_file.empty(),
                                       limits_of(q.mysql_wire)));

@@ -15,6 +15,8 @@
 
 #include <array>
 #include <atomic>
+#include <list>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -61,8 +63,61 @@ constexpr size_t header_limit = 64 * 1024;
 /// How much of a refused body we read and drop before closing.
 constexpr size_t linger_limit = 64 * 1024 * 1024;
 
+/// What a listener at maxConnections may close to make room: a
+/// connection waiting for a request.
+class evictable {
+public:
+  virtual ~evictable() = default;
+  /// Closes the connection if it still waits for a request (on its strand).
+  virtual void evict() = 0;
+  /// Since when it waits for a request (steady ms); 0 while one is in
+  /// flight, or once chosen to go.
+  std::atomic<int64_t> idle_since_ms{0};
+};
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::steady_clock::now().time_since_epoch())
+    .count();
+}
+
 struct listener_state {
   listener_options opts;
+  /// Every open connection, to find the longest idle at the limit.
+  std::mutex open_mtx;
+  std::list<std::weak_ptr<evictable>> open;
+
+  std::list<std::weak_ptr<evictable>>::iterator add(std::weak_ptr<evictable> s) {
+    std::lock_guard guard{open_mtx};
+    return open.insert(open.end(), std::move(s));
+  }
+
+  void remove(std::list<std::weak_ptr<evictable>>::iterator at) {
+    std::lock_guard guard{open_mtx};
+    open.erase(at);
+  }
+
+  /// Closes the connection idle the longest; false when none is idle.
+  bool evict_longest_idle() {
+    std::shared_ptr<evictable> oldest;
+    int64_t since = 0;
+    {
+      std::lock_guard guard{open_mtx};
+      for (const auto& w : open) {
+        auto s = w.lock();
+        auto t = s ? s->idle_since_ms.load() : 0;
+        if (t != 0 && (!oldest || t < since)) {
+          oldest = std::move(s);
+          since = t;
+        }
+      }
+      if (!oldest || !oldest->idle_since_ms.compare_exchange_strong(since, 0))
+        return false;
+    }
+    oldest->evict();
+    return true;
+  }
+
   /// Set when the listener speaks HTTPS only.
   std::unique_ptr<asio::ssl::context> tls;
   std::shared_ptr<handler> target;
@@ -87,15 +142,30 @@ Stream make_stream(tcp::socket&& socket, listener_state& owner) {
 /// One connection, plain or TLS (Stream): the handshake first for TLS,
 /// then the same read, dispatch and write.
 template <class Stream>
-class session : public std::enable_shared_from_this<session<Stream>> {
+class session : public evictable, public std::enable_shared_from_this<session<Stream>> {
 public:
   session(tcp::socket&& socket, std::shared_ptr<listener_state> owner)
     : stream_(make_stream<Stream>(std::move(socket), *owner)), owner_(std::move(owner)) {
     owner_->connections.fetch_add(1);
+    idle_since_ms = now_ms(); // nothing asked yet
   }
 
-  ~session() {
+  ~session() override {
+    if (registered_)
+      owner_->remove(*registered_);
     owner_->connections.fetch_sub(1);
+  }
+
+  /// Joins the listener's open connections (once shared).
+  void enlist() {
+    registered_ = owner_->add(std::static_pointer_cast<evictable>(this->shared_from_this()));
+  }
+
+  void evict() override {
+    asio::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      if (self->waiting_) // a request that came meanwhile goes on
+        self->close();
+    });
   }
 
   session(const session&) = delete;
@@ -103,6 +173,7 @@ public:
 
   void run() {
     asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      self->waiting_ = true; // no request yet: evictable, also in the handshake
       if constexpr (std::is_same_v<Stream, tls_stream>) {
         self->lowest().expires_after(std::chrono::seconds(10));
         self->stream_.async_handshake(asio::ssl::stream_base::server,
@@ -135,19 +206,51 @@ public:
   }
 
 private:
+  /// Waits for the next request: on a kept-alive connection up to the
+  /// idle timeout for its first byte, then its headers within the header
+  /// timeout (a new connection's from the start), then its body.
   void read() {
     parser_.emplace();
     parser_->body_limit(owner_->opts.body_limit);
     parser_->header_limit(header_limit);
+    waiting_ = true;
+    idle_since_ms = now_ms();
+    if (!served_any_ || buffer_.size() > 0)
+      return read_header();
+    lowest().expires_after(idle_timeout);
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec)
+                                return self->close();
+                              self->buffer_.commit(n);
+                              self->read_header();
+                            });
+  }
+
+  void read_header() {
+    lowest().expires_after(owner_->opts.header_timeout);
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                               if (ec)
+                                 return self->on_read(ec);
+                               self->read_body();
+                             });
+  }
+
+  void read_body() {
+    waiting_ = false; // a request is here: it is not to be evicted
+    idle_since_ms = 0;
     lowest().expires_after(idle_timeout);
     bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = this->shared_from_this()](beast::error_code ec,
-                                                  size_t) {
+                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
                         self->on_read(ec);
                       });
   }
 
   void on_read(beast::error_code ec) {
+    waiting_ = false;
+    idle_since_ms = 0;
+    served_any_ = true;
     if (ec == bhttp::error::end_of_stream || ec == asio::error::eof
         || ec == beast::error::timeout || ec == asio::error::connection_reset
         || ec == asio::error::operation_aborted) {
@@ -294,6 +397,10 @@ private:
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::shared_ptr<listener_state> owner_;
   bool keep_alive_ = true;
+  /// Strand-only: waiting for a request (evictable), and past the first.
+  bool waiting_ = false;
+  bool served_any_ = false;
+  std::optional<std::list<std::weak_ptr<evictable>>::iterator> registered_;
   std::array<char, 16384> discard_;
 };
 
@@ -331,10 +438,16 @@ std::unique_ptr<asio::ssl::context> load_tls(const listener_options& opts) {
 template <class Stream>
 void serve_socket(tcp::socket socket, const std::shared_ptr<listener_state>& state) {
   auto s = std::make_shared<session<Stream>>(std::move(socket), state);
-  if (state->connections.load() > state->opts.max_connections)
+  // At the limit the newcomer takes the place of the connection idle the
+  // longest (as nginx reuses keep-alive connections); refused only when
+  // every connection has a request in flight.
+  if (state->connections.load() > state->opts.max_connections
+      && !state->evict_longest_idle()) {
     s->refuse();
-  else
-    s->run();
+    return;
+  }
+  s->enlist();
+  s->run();
 }
 
 } // namespace

@@ -14,11 +14,18 @@ struct listener_options {
   std::string name; // for logs: "trinoHttp", "adminApi"
   std::string address = "0.0.0.0";
   uint16_t port = 0;
+  /// At the limit a newcomer closes the longest-idle connection (one
+  /// waiting for a request, none in flight); with none idle it gets 503.
   uint32_t max_connections = 1000;
   uint64_t body_limit = 16 * 1024 * 1024;
   /// PEM files; set: HTTPS only.
   std::string tls_cert_file;
   std::string tls_key_file;
+  /// A request's headers must arrive within this, from the connection's
+  /// start or from its first byte on a kept-alive connection (Envoy's
+  /// request_headers_timeout): idle or byte-a-minute sockets cannot hold
+  /// the listener.
+  std::chrono::milliseconds header_timeout{10'000};
 };
 
 class service {

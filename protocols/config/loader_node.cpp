@@ -22,6 +22,9 @@ void read_frontend(walker& w, const YAML::Node& n, const std::string& path,
   w.read(n, path, "enabled", out.enabled);
   w.read_port(n, path, out.port);
   w.read_uint(n, path, "maxConnections", out.max_connections, 1'000'000);
+  if (n["maxConnections"] && out.max_connections == 0)
+    w.report(path + ".maxConnections", "must be at least 1 (leave it out to size it from the "
+                                       "descriptor limit)");
   if (auto tls = n["tls"]; tls && !tls.IsNull()) {
     auto tp = path + ".tls";
     if (w.expect_map(tls, tp)) {
@@ -86,8 +89,12 @@ void read_node(walker& w, const YAML::Node& n, node& out) {
       out.trino_http.enabled = false;
       if (auto t = f["trinoHttp"]) {
         read_frontend(w, t, fp + ".trinoHttp", out.trino_http,
-                      {"queryClientTimeout", "maxPageRows"});
+                      {"queryClientTimeout", "maxPageRows", "requestHeadersTimeout"});
         if (t.IsMap()) {
+          w.read(t, fp + ".trinoHttp", "requestHeadersTimeout",
+                 out.trino_http.request_headers_timeout);
+          if (out.trino_http.request_headers_timeout <= duration{0})
+            w.report(fp + ".trinoHttp.requestHeadersTimeout", "must be longer than 0");
           w.read(t, fp + ".trinoHttp", "queryClientTimeout",
                  out.trino_http.query_client_timeout);
           w.read_uint(t, fp + ".trinoHttp", "maxPageRows",

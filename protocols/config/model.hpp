@@ -24,8 +24,9 @@ std::optional<protocol> protocol_from_string(std::string_view name);
 struct frontend {
   bool enabled = false;
   uint16_t port = 0;
-  /// Upper bound on concurrently open client connections.
-  uint32_t max_connections = 1000;
+  /// Upper bound on concurrently open client connections; 0 (the default):
+  /// sized from the process's descriptor limit (io/descriptor_limit).
+  uint32_t max_connections = 0;
   /// PEM files; when set, the wire frontends offer TLS (SSLRequest -> 'S').
   std::string tls_cert_file;
   std::string tls_key_file;
@@ -40,6 +41,9 @@ struct frontend {
 };
 
 struct trino_http_frontend : frontend {
+  /// A request's headers must arrive within this (an idle or byte-a-minute
+  /// socket is closed after it).
+  duration request_headers_timeout = std::chrono::seconds(10);
   /// A query whose client stops polling for this long is cancelled.
   duration query_client_timeout = std::chrono::minutes(5);
   /// Largest number of rows sent in one page.

@@ -352,6 +352,34 @@ clusterGroups: { g: { members: [a] } }
     << all_problems(bad);
 }
 
+TEST(config_loader, trino_http_takes_a_header_timeout_and_connection_limits_come_from_descriptors) {
+  auto r = load_from_string(R"(
+queryflux:
+  frontends:
+    trinoHttp: { port: 8080, requestHeadersTimeout: 2s }
+    postgresWire: { port: 5432, maxConnections: 50 }
+clusters: { a: { engine: sqlite } }
+clusterGroups: { g: { members: [a] } }
+)");
+  ASSERT_TRUE(r.config) << all_problems(r);
+  EXPECT_EQ(r.config->queryflux.trino_http.request_headers_timeout, 2s);
+  EXPECT_EQ(r.config->queryflux.trino_http.max_connections, 0u); // from the descriptor limit
+  EXPECT_EQ(r.config->queryflux.postgres_wire.max_connections, 50u);
+  auto bad = load_from_string(R"(
+queryflux:
+  frontends:
+    trinoHttp: { port: 8080, requestHeadersTimeout: 0s, maxConnections: 0 }
+clusters: { a: { engine: sqlite } }
+clusterGroups: { g: { members: [a] } }
+)");
+  EXPECT_TRUE(has_problem(bad, "queryflux.frontends.trinoHttp.requestHeadersTimeout: must be "
+                               "longer than 0"))
+    << all_problems(bad);
+  EXPECT_TRUE(has_problem(bad, "queryflux.frontends.trinoHttp.maxConnections: must be at least 1 "
+                               "(leave it out to size it from the descriptor limit)"))
+    << all_problems(bad);
+}
+
 TEST(config_loader, unreadable_file_is_a_problem_not_a_crash) {
   auto r = load_from_file("/nonexistent/queryflux.yaml");
   ASSERT_EQ(r.problems.size(), 1u);
