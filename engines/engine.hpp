@@ -74,11 +74,18 @@ public:
     return affected_;
   }
 
+  /// The engine's own id of the statement where it has one (Trino's query
+  /// id), for links to the engine's UI; empty otherwise.
+  const std::string& backend_query_id() const {
+    return backend_id_;
+  }
+
 protected:
   cursor() = default;
 
   std::vector<column> columns_;
   int64_t affected_ = -1;
+  std::string backend_id_;
 };
 
 /// Values for $1, $2, ... in their text form; nullopt is NULL.

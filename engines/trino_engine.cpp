@@ -269,6 +269,8 @@ trino_cursor::~trino_cursor() {
 }
 
 void trino_cursor::absorb(trino::backend_page page) {
+  if (backend_id_.empty() && !page.id.empty())
+    backend_id_ = page.id;
   next_uri_ = std::move(page.next_uri);
   if (page.error) {
     next_uri_.clear(); // a failed query has nothing left upstream

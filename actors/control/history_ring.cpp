@@ -12,6 +12,10 @@ namespace qf {
 
 namespace {
 
+nlohmann::json or_null(const std::string& s) {
+  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+}
+
 nlohmann::json fingerprint_json(int64_t hash) {
   return hash == 0 ? nlohmann::json(nullptr) : nlohmann::json(std::to_string(hash));
 }
@@ -43,6 +47,13 @@ nlohmann::json json_of(const query_record& r) {
     {"executionDurationMs", r.execution_duration_ms},
     {"rowsReturned", r.rows_returned},
     {"worker", r.worker.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.worker)},
+    {"backendQueryId", or_null(r.backend_query_id)},
+    {"externalUrl", or_null(r.external_url)},
+    // Trino's own page of the query, where its cluster has an externalUrl.
+    {"backendQueryUrl", r.engine_type == "trino" && !r.external_url.empty()
+                            && !r.backend_query_id.empty()
+                          ? nlohmann::json(r.external_url + "/ui/query.html?" + r.backend_query_id)
+                          : nlohmann::json(nullptr)},
     // As text: a JavaScript reader would round a 64-bit number.
     {"queryHash", fingerprint_json(prints.query)},
     {"queryParameterizedHash", fingerprint_json(prints.parameterized)},
@@ -55,7 +66,10 @@ bool matches(const query_record& r, const history_filter& f) {
   };
   return same(f.user, r.user) && same(f.cluster_group, r.cluster_group)
          && same(f.cluster_name, r.cluster_name) && same(f.status, r.status)
-         && same(f.worker, r.worker)
+         && same(f.worker, r.worker) && same(f.source, r.source)
+         && same(f.external_url, r.external_url)
+         && (f.query_id.empty() || f.query_id == r.proxy_query_id
+             || f.query_id == r.backend_query_id)
          && (f.search.empty() || r.sql.find(f.search) != std::string::npos)
          && (f.from_ms == 0 || r.created_at_ms >= f.from_ms)
          && (f.to_ms == 0 || r.created_at_ms <= f.to_ms);

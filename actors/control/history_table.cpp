@@ -24,17 +24,19 @@ const char* batch_table_ddl = R"(
     queue_duration_ms BIGINT, execution_duration_ms BIGINT,
     rows_returned BIGINT, error_message TEXT, created_ms BIGINT,
     source TEXT, started_ms BIGINT, finished_ms BIGINT, worker TEXT,
-    query_hash BIGINT, query_parameterized_hash BIGINT
+    query_hash BIGINT, query_parameterized_hash BIGINT, backend_query_id TEXT,
+    external_url TEXT
   ) ON COMMIT DELETE ROWS)";
 
-constexpr size_t batch_width = 22;
+constexpr size_t batch_width = 24;
 
 const std::vector<std::string> batch_columns{
   "proxy_query_id", "cluster_group", "cluster_name", "engine_type",
   "frontend_protocol", "username", "catalog", "db_name", "sql_preview",
   "status", "routing_trace", "queue_duration_ms", "execution_duration_ms",
   "rows_returned", "error_message", "created_ms", "source", "started_ms",
-  "finished_ms", "worker", "query_hash", "query_parameterized_hash"};
+  "finished_ms", "worker", "query_hash", "query_parameterized_hash", "backend_query_id",
+  "external_url"};
 
 const char* insert_from_batch = R"(
   INSERT INTO query_records (
@@ -42,7 +44,7 @@ const char* insert_from_batch = R"(
     frontend_protocol, username, catalog, db_name, sql_preview, status,
     routing_trace, queue_duration_ms, execution_duration_ms, rows_returned,
     error_message, created_at, source, started_at, finished_at, worker, query_hash,
-    query_parameterized_hash)
+    query_parameterized_hash, backend_query_id, external_url)
   SELECT DISTINCT ON (proxy_query_id)
     proxy_query_id, cluster_group, cluster_name, engine_type,
     frontend_protocol, username, catalog, db_name, sql_preview, status,
@@ -50,7 +52,7 @@ const char* insert_from_batch = R"(
     rows_returned, error_message, to_timestamp(created_ms / 1000.0), source,
     CASE WHEN started_ms > 0 THEN to_timestamp(started_ms / 1000.0) END,
     CASE WHEN finished_ms > 0 THEN to_timestamp(finished_ms / 1000.0) END,
-    worker, query_hash, query_parameterized_hash
+    worker, query_hash, query_parameterized_hash, backend_query_id, external_url
   FROM history_batch
   ORDER BY proxy_query_id, ctid -- within a batch too, the first one wins
   ON CONFLICT (proxy_query_id) DO NOTHING)";
@@ -61,7 +63,8 @@ const std::vector<std::string> direct_columns{
   "frontend_protocol", "username", "catalog", "db_name", "sql_preview",
   "status", "routing_trace", "queue_duration_ms", "execution_duration_ms",
   "rows_returned", "error_message", "created_at", "source", "started_at",
-  "finished_at", "worker", "query_hash", "query_parameterized_hash"};
+  "finished_at", "worker", "query_hash", "query_parameterized_hash", "backend_query_id",
+  "external_url"};
 
 /// NULL for an empty text, so the database says "unknown" rather than "".
 const char* or_null(const std::string& s) {
@@ -111,7 +114,7 @@ void copy_rows(pqxx::work& tx, const char* table, const std::vector<std::string>
       or_null(r.status), or_null(r.routing_trace), or_null(made[0]), or_null(made[1]),
       or_null(made[2]), or_null(r.error_message), or_null(made[3]), or_null(r.source),
       or_null(made[4]), or_null(made[5]), or_null(r.worker), or_null(made[6]),
-      or_null(made[7])};
+      or_null(made[7]), or_null(r.backend_query_id), or_null(r.external_url)};
     copy << as_tuple(text, std::make_index_sequence<batch_width>{});
   }
   copy.complete();
@@ -129,7 +132,8 @@ const char* record_columns = R"(
   coalesce((extract(epoch FROM finished_at) * 1000)::bigint, 0),
   coalesce(queue_duration_ms, 0), coalesce(execution_duration_ms, 0),
   coalesce(rows_returned, 0), coalesce(worker, ''), coalesce(query_hash, 0),
-  coalesce(query_parameterized_hash, 0))";
+  coalesce(query_parameterized_hash, 0), coalesce(backend_query_id, ''),
+  coalesce(external_url, ''))";
 
 // The filters of GET /admin/queries; an empty or zero one matches all.
 const char* filter_clause = R"(
@@ -138,7 +142,9 @@ const char* filter_clause = R"(
     AND ($4 = '' OR cluster_name = $4) AND ($5 = '' OR status = $5)
     AND ($6::bigint = 0 OR created_at >= to_timestamp($6::bigint / 1000.0))
     AND ($7::bigint = 0 OR created_at <= to_timestamp($7::bigint / 1000.0))
-    AND ($8 = '' OR worker = $8))";
+    AND ($8 = '' OR worker = $8)
+    AND ($9 = '' OR proxy_query_id = $9 OR backend_query_id = $9)
+    AND ($10 = '' OR source = $10) AND ($11 = '' OR external_url = $11))";
 
 query_record record_of(const pqxx::row& row) {
   query_record r;
@@ -164,6 +170,8 @@ query_record record_of(const pqxx::row& row) {
   r.worker = row[19].as<std::string>();
   r.query_hash = row[20].as<int64_t>();
   r.query_parameterized_hash = row[21].as<int64_t>();
+  r.backend_query_id = row[22].as<std::string>();
+  r.external_url = row[23].as<std::string>();
   return r;
 }
 
@@ -241,13 +249,15 @@ std::string history_table::list(const history_filter& f) {
   return in_transaction([&](pqxx::work& tx) {
     auto total = tx.exec_params(std::string{"SELECT count(*) FROM query_records"} + filter_clause,
                                 f.search, f.user, f.cluster_group, f.cluster_name,
-                                f.status, f.from_ms, f.to_ms, f.worker)[0][0]
+                                f.status, f.from_ms, f.to_ms, f.worker, f.query_id, f.source,
+                                f.external_url)[0][0]
                    .as<size_t>();
     auto rows = tx.exec_params(std::string{"SELECT "} + record_columns
                                  + " FROM query_records" + filter_clause
-                                 + " ORDER BY created_at DESC, id DESC LIMIT $9::bigint OFFSET $10::bigint",
+                                 + " ORDER BY created_at DESC, id DESC LIMIT $12::bigint OFFSET $13::bigint",
                                f.search, f.user, f.cluster_group, f.cluster_name, f.status,
-                               f.from_ms, f.to_ms, f.worker, static_cast<int64_t>(f.limit),
+                               f.from_ms, f.to_ms, f.worker, f.query_id, f.source, f.external_url,
+                               static_cast<int64_t>(f.limit),
                                static_cast<int64_t>(f.offset));
     std::string out = "{\"total\":" + std::to_string(total) + ",\"queries\":[";
     for (size_t i = 0; i < rows.size(); ++i) {

@@ -13,7 +13,8 @@ template <class Record, class F>
 void each_string(Record& r, F f) {
   for (auto* s : {&r.proxy_query_id, &r.user, &r.source, &r.catalog, &r.schema,
                   &r.cluster_group, &r.cluster_name, &r.engine_type, &r.protocol, &r.sql,
-                  &r.status, &r.error_message, &r.routing_trace, &r.worker})
+                  &r.status, &r.error_message, &r.routing_trace, &r.worker,
+                  &r.backend_query_id, &r.external_url})
     f(*s);
 }
 

@@ -154,6 +154,7 @@ struct result_batch {
 struct statement_result {
   std::vector<column> columns;
   result_batch first;
+  std::string backend_query_id; // the engine's own id, where it has one
 };
 
 /// What a connection actor runs: SQL and the values of its placeholders.
@@ -223,6 +224,9 @@ struct history_filter {
   std::string cluster_name;
   std::string status;
   std::string worker; // the worker that ran it (worker mode)
+  std::string query_id; // ours or the engine's
+  std::string source;
+  std::string external_url;
   int64_t from_ms = 0;
   int64_t to_ms = 0;
   size_t limit = 100;

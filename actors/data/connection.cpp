@@ -49,8 +49,10 @@ caf::behavior connection_actor(caf::stateful_actor<connection_state>* self,
       return guarded([&] {
         st.conn->set_session(req.session);
         st.cursor = st.conn->run(req.sql, req.params);
-        statement_result out{st.cursor->columns(),
-                             next_batch(st, req.max_rows)};
+        // Read before the first batch: a cursor that ends with it is gone.
+        auto backend_id = st.cursor->backend_query_id();
+        statement_result out{st.cursor->columns(), next_batch(st, req.max_rows),
+                             std::move(backend_id)};
         return out;
       });
     },

@@ -40,6 +40,8 @@ query_record make_record(statement_facts f) {
   r.finished_at_ms = f.finished_wall_ms != 0 ? f.finished_wall_ms
                                              : f.created_wall_ms + ms_between(f.created, f.ended);
   r.rows_returned = f.rows;
+  r.backend_query_id = std::move(f.backend_query_id);
+  r.external_url = std::move(f.external_url);
   return r;
 }
 

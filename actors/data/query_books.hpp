@@ -58,6 +58,9 @@ struct statement_facts {
   int64_t started_wall_ms = 0;
   int64_t finished_wall_ms = 0;
   int64_t rows = 0;
+  /// The engine's own id of the query and its cluster's externalUrl.
+  std::string backend_query_id;
+  std::string external_url;
 };
 
 query_record make_record(statement_facts f);

@@ -74,6 +74,12 @@ void record(self_ptr self, const std::string& status) {
   f.started_wall_ms = st.started_wall_ms;
   f.finished_wall_ms = st.finished_wall_ms;
   f.rows = st.rows;
+  f.backend_query_id = st.backend_query_id;
+  if (st.cluster && !f.backend_query_id.empty())
+    if (auto active = st.node->snapshot->load())
+      for (const auto& c : active->config->clusters)
+        if (c.name == st.cluster->name)
+          f.external_url = c.external_url;
   if (status == "Success" && st.spec.protocol == config::protocol::trino_http
       && !st.final_served) {
     auto seconds = std::chrono::duration<double>(f.ended - f.created).count();
@@ -260,6 +266,7 @@ void execute(self_ptr self) {
           return;
         st.columns = std::move(r.columns);
         st.have_columns = true;
+        st.backend_query_id = std::move(r.backend_query_id);
         accept_batch(self, r.first);
       },
       [self](caf::error& err) {

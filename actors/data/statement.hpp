@@ -65,6 +65,7 @@ struct statement_state {
   std::string sqlstate;     // the backend's, when it failed with one
   int32_t vendor_code = 0;  // the backend's error number, likewise
   std::optional<trino::query_error> error;
+  std::string backend_query_id; // the engine's own id (Trino's), when it has one
 
   uint64_t served_token = 0;
   std::string served_page; // kept so that a retried GET gets the same page

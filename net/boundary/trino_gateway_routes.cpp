@@ -17,22 +17,6 @@ http::response json(std::string body) {
   return res;
 }
 
-/// Where a cluster is, without its password.
-std::string proxy_to(const config::cluster& c) {
-  switch (c.engine) {
-    case config::engine_kind::duck_db:
-      return "duckdb:" + (c.database_path.empty() ? std::string{":memory:"} : c.database_path);
-    case config::engine_kind::sqlite:
-      return "sqlite:" + (c.database_path.empty() ? std::string{":memory:"} : c.database_path);
-    default:
-      break;
-  }
-  if (c.endpoint.empty()) {
-    auto scheme = c.engine == config::engine_kind::mysql ? "mysql://" : "postgres://";
-    return scheme + c.host + (c.port ? ":" + std::to_string(c.port) : "") + "/" + c.database;
-  }
-  return config::masked_url(c.endpoint);
-}
 
 std::string routing_group(const config::gateway_config& cfg, const std::string& cluster) {
   for (const auto& g : cfg.groups)
@@ -100,6 +84,23 @@ const config::cluster* find(const active_config& active, const std::string& name
 
 } // namespace
 
+/// Where a cluster is, without its password.
+std::string proxy_to(const config::cluster& c) {
+  switch (c.engine) {
+    case config::engine_kind::duck_db:
+      return "duckdb:" + (c.database_path.empty() ? std::string{":memory:"} : c.database_path);
+    case config::engine_kind::sqlite:
+      return "sqlite:" + (c.database_path.empty() ? std::string{":memory:"} : c.database_path);
+    default:
+      break;
+  }
+  if (c.endpoint.empty()) {
+    auto scheme = c.engine == config::engine_kind::mysql ? "mysql://" : "postgres://";
+    return scheme + c.host + (c.port ? ":" + std::to_string(c.port) : "") + "/" + c.database;
+  }
+  return config::masked_url(c.endpoint);
+}
+
 http::response metrics_page(const node_services& node, const http::request& req) {
   http::response res;
   // Prometheus asks for OpenMetrics first; curl and older scrapers get
@@ -145,6 +146,8 @@ bool serve_trino_gateway(const std::shared_ptr<node_services>& node,
   auto seg = http::path_segments(req.target);
   bool get = req.method == "GET";
   bool post = req.method == "POST";
+  if (serve_webapp_history(node, req, authorized, respond))
+    return true;
   bool gateway_api = !seg.empty() && seg[0] == "gateway";
   bool public_api = seg.size() >= 3 && seg[0] == "api" && seg[1] == "public" && seg[2] == "backends";
   if (!gateway_api && !public_api)

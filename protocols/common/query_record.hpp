@@ -25,6 +25,11 @@ struct query_record {
   /// node's own queries. Set by the control plane from the authenticated
   /// worker, never taken from what the worker sent.
   std::string worker;
+  /// The engine's own id of the query (Trino's), and where people open
+  /// its cluster (externalUrl): Trino's page of it is
+  /// <external_url>/ui/query.html?<backend_query_id>.
+  std::string backend_query_id;
+  std::string external_url;
   int64_t created_at_ms = 0; // Unix epoch
   int64_t started_at_ms = 0; // execution start, 0 if it never ran
   int64_t finished_at_ms = 0;

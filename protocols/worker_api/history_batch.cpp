@@ -31,6 +31,8 @@ void each_text(Record& r, F f) {
   f("sql", r.sql);
   f("status", r.status);
   f("errorMessage", r.error_message);
+  f("backendQueryId", r.backend_query_id);
+  f("externalUrl", r.external_url);
 }
 
 template <class Record, class F>

@@ -291,3 +291,57 @@ test('a Trino cluster behind https: verified against its CA, refused when untrus
   const [q] = (await one.history({ search: 'SELECT i, label FROM t' })).queries;
   assert.equal(q.rowsReturned, 10, 'every page came through the TLS connection');
 });
+
+test('a query on a Trino cluster keeps the cluster\'s query id and external URL; findQueryHistory answers as Trino Gateway does', async (t) => {
+  const backend = await startGateway(clusterConfig({ trino: 24040, admin: 24041 }));
+  t.after(() => backend.kill());
+  const cfg = config({
+    trinoPort: 24042,
+    adminPort: 24043,
+    clusters: {
+      one: { engine: 'trino', endpoint: 'http://127.0.0.1:24040', externalUrl: 'https://trino-one.example.com' },
+    },
+    clusterGroups: { adhoc: { members: ['one'] } },
+    routingFallback: 'adhoc',
+  });
+  const front = await startGateway(cfg);
+  t.after(() => front.kill());
+  const r = await runRaw(front.trinoUrl, 'SELECT count(*) AS n FROM t', { user: 'ana', headers: { 'X-Trino-Source': 'etl' } });
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  const mine = await waitFor(async () => (await front.admin('/admin/queries')).body.queries?.[0]);
+  assert.equal(mine.externalUrl, 'https://trino-one.example.com');
+  assert.ok(mine.backendQueryId, JSON.stringify(mine));
+  assert.notEqual(mine.backendQueryId, mine.proxyQueryId);
+  assert.equal(mine.backendQueryUrl, `https://trino-one.example.com/ui/query.html?${mine.backendQueryId}`);
+  // The cluster's own history knows the query by that id.
+  const theirs = (await backend.admin('/admin/queries')).body.queries.map((q) => q.proxyQueryId);
+  assert.ok(theirs.includes(mine.backendQueryId), `${mine.backendQueryId} in ${theirs}`);
+
+  const find = (body, auth = true) => fetch(`${front.adminUrl}/webapp/findQueryHistory`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: 'Basic ' + Buffer.from('admin:admin').toString('base64') } : {}) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  }).then(async (res) => ({ status: res.status, body: await res.json().catch(() => null) }));
+  const all = await find({ page: 1, size: 10 });
+  assert.equal(all.status, 200);
+  assert.equal(all.body.code, 200);
+  assert.equal(all.body.data.total, 1);
+  const row = all.body.data.rows[0];
+  assert.deepEqual(
+    { ...row, captureTime: typeof row.captureTime },
+    {
+      queryId: mine.proxyQueryId, queryText: 'SELECT count(*) AS n FROM t', user: 'ana', source: 'etl',
+      backendUrl: 'http://127.0.0.1:24040', captureTime: 'number', routingGroup: 'adhoc',
+      externalUrl: 'https://trino-one.example.com', backendQueryId: mine.backendQueryId,
+    },
+  );
+  assert.equal((await find({ user: 'nobody' })).body.data.total, 0);
+  assert.equal((await find({ queryId: mine.backendQueryId })).body.data.total, 1, 'by the cluster\'s id too');
+  assert.equal((await find({ backendUrl: 'http://127.0.0.1:24040' })).body.data.total, 1);
+  assert.equal((await find({ backendUrl: 'http://elsewhere:8080' })).body.data.total, 0);
+  assert.equal((await find({ externalUrl: 'https://trino-one.example.com', source: 'etl' })).body.data.total, 1);
+  assert.equal((await find({ page: 2, size: 10 })).body.data.rows.length, 0);
+  assert.equal((await find({}, false)).status, 401);
+  assert.equal((await find('[not json')).status, 400);
+  assert.equal((await find({ page: 0 })).status, 400);
+});

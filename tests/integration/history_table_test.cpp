@@ -80,6 +80,9 @@ TEST_F(history_table_test, worker_fingerprints_and_times_are_stored_on_either_pa
   ran.worker = "edge-7";
   ran.started_at_ms = 1'700'000'000'250;
   ran.finished_at_ms = 1'700'000'001'500;
+  ran.engine_type = "trino";
+  ran.backend_query_id = "20261204_101500_00007_abcde";
+  ran.external_url = "https://trino.example.com";
   auto other = record("w2");
   other.sql = "SELECT 2"; // the same shape as "SELECT 1"
   EXPECT_EQ(w.write({ran, other}), 2u); // straight into query_records
@@ -107,6 +110,15 @@ TEST_F(history_table_test, worker_fingerprints_and_times_are_stored_on_either_pa
   EXPECT_EQ(page["total"], 2);
   EXPECT_EQ(page["queries"][0]["worker"], "edge-7");
   EXPECT_EQ(page["queries"][0]["queryHash"], std::to_string(rows[0][2].as<int64_t>()));
+  // The engine's own id and its cluster's external URL, and the link.
+  auto one = nlohmann::json::parse(*w.get("w1"));
+  EXPECT_EQ(one["backendQueryId"], "20261204_101500_00007_abcde");
+  EXPECT_EQ(one["externalUrl"], "https://trino.example.com");
+  EXPECT_EQ(one["backendQueryUrl"],
+            "https://trino.example.com/ui/query.html?20261204_101500_00007_abcde");
+  history_filter by_id;
+  by_id.query_id = "20261204_101500_00007_abcde";
+  EXPECT_EQ(nlohmann::json::parse(w.list(by_id))["total"], 1);
 }
 
 TEST_F(history_table_test, text_with_tabs_newlines_backslashes_and_unicode_survives) {
