@@ -126,6 +126,8 @@ private:
     f.cluster_name = p["cluster"];
     f.status = p["status"];
     f.worker = p["worker"];
+    f.query_id = p["queryId"]; // ours or the engine's
+    f.source = p["source"];
     f.from_ms = to_int(p, "from", 0);
     f.to_ms = to_int(p, "to", 0);
     f.limit = static_cast<size_t>(std::min<int64_t>(to_int(p, "limit", 100),

@@ -3,7 +3,6 @@
 // refuses all of it), attributed to the worker that sent it, and stored in
 // one transaction by the history store, first record per proxy query id
 // winning, so that a batch sent again changes nothing.
-#include "net/boundary/ask.hpp"
 #include "net/boundary/worker_routes.hpp"
 #include "protocols/worker_api/history_batch.hpp"
 #include "protocols/worker_api/worker_report.hpp"

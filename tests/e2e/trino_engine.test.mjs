@@ -313,6 +313,9 @@ test('a query on a Trino cluster keeps the cluster\'s query id and external URL;
   assert.ok(mine.backendQueryId, JSON.stringify(mine));
   assert.notEqual(mine.backendQueryId, mine.proxyQueryId);
   assert.equal(mine.backendQueryUrl, `https://trino-one.example.com/ui/query.html?${mine.backendQueryId}`);
+  assert.equal((await front.admin(`/admin/queries?queryId=${mine.backendQueryId}`)).body.total, 1);
+  assert.equal((await front.admin('/admin/queries?source=etl')).body.total, 1);
+  assert.equal((await front.admin('/admin/queries?source=other')).body.total, 0);
   // The cluster's own history knows the query by that id.
   const theirs = (await backend.admin('/admin/queries')).body.queries.map((q) => q.proxyQueryId);
   assert.ok(theirs.includes(mine.backendQueryId), `${mine.backendQueryId} in ${theirs}`);
