@@ -156,7 +156,8 @@ server::server(startup::served_config served, server_options opts)
                                  q.admin.port,
                                  // A thousand workers' long polls, and then some.
                                  q.role == config::node_role::worker ? 1000u : 20'000u,
-                                 1024 * 1024,
+                                 // Workers' history batches: up to 8 MiB.
+                                 9 * 1024 * 1024,
                                  q.admin.tls_cert_file,
                                  q.admin.tls_key_file};
     m.admin = m.web->listen(admin, q.role == config::node_role::worker

@@ -2,6 +2,7 @@
 
 #include "actors/control/database_url.hpp"
 #include "actors/control/history_ring.hpp"
+#include "protocols/common/json_writer.hpp"
 #include "protocols/common/temporal.hpp"
 #include "protocols/sql/statements.hpp"
 #include "protocols/worker_api/history_batch.hpp"
@@ -9,6 +10,7 @@
 #include <pqxx/pqxx>
 
 #include <array>
+#include <deque>
 #include <utility>
 
 namespace qf {
@@ -49,7 +51,8 @@ const char* insert_from_batch = R"(
     proxy_query_id, cluster_group, cluster_name, engine_type,
     frontend_protocol, username, catalog, db_name, sql_preview, status,
     routing_trace::jsonb, queue_duration_ms, execution_duration_ms,
-    rows_returned, error_message, to_timestamp(created_ms / 1000.0), source,
+    rows_returned, error_message,
+    CASE WHEN created_ms > 0 THEN to_timestamp(created_ms / 1000.0) ELSE now() END, source,
     CASE WHEN started_ms > 0 THEN to_timestamp(started_ms / 1000.0) END,
     CASE WHEN finished_ms > 0 THEN to_timestamp(finished_ms / 1000.0) END,
     worker, query_hash, query_parameterized_hash, backend_query_id, external_url
@@ -94,9 +97,20 @@ void copy_rows(pqxx::work& tx, const char* table, const std::vector<std::string>
   };
   auto hash = [](int64_t h) { return h == 0 ? std::string{} : std::to_string(h); };
   // The numbers as text, and the SQL when it is cut; the other fields are
-  // streamed from the record itself.
+  // streamed from the record itself, unless they hold what PostgreSQL does
+  // not store (a NUL, malformed UTF-8): one such record would fail its
+  // batch every time, and every batch after it.
   std::array<std::string, 9> made;
+  std::deque<std::string> cleaned;
+  auto text = [&cleaned](const std::string& s) -> const char* {
+    if (s.empty())
+      return nullptr;
+    if (json_text::storable_text(s))
+      return s.c_str();
+    return cleaned.emplace_back(json_text::as_storable_text(s)).c_str();
+  };
   for (const auto& r : batch) {
+    cleaned.clear();
     // Fingerprints are filled as records are written down.
     auto prints = worker_api::fingerprints_of(r);
     auto sql_text = sql::preview(r.sql, 16384);
@@ -107,15 +121,15 @@ void copy_rows(pqxx::work& tx, const char* table, const std::vector<std::string>
             time(r.started_at_ms), time(r.finished_at_ms), hash(prints.query),
             hash(prints.parameterized),
             sql_text.size() < r.sql.size() ? std::string{sql_text} : std::string{}};
-    std::array<const char*, batch_width> text{
-      or_null(r.proxy_query_id), or_null(r.cluster_group), or_null(r.cluster_name),
-      or_null(r.engine_type), or_null(r.protocol), or_null(r.user), or_null(r.catalog),
-      or_null(r.schema), made[8].empty() ? or_null(r.sql) : made[8].c_str(),
-      or_null(r.status), or_null(r.routing_trace), or_null(made[0]), or_null(made[1]),
-      or_null(made[2]), or_null(r.error_message), or_null(made[3]), or_null(r.source),
-      or_null(made[4]), or_null(made[5]), or_null(r.worker), or_null(made[6]),
-      or_null(made[7]), or_null(r.backend_query_id), or_null(r.external_url)};
-    copy << as_tuple(text, std::make_index_sequence<batch_width>{});
+    std::array<const char*, batch_width> fields{
+      text(r.proxy_query_id), text(r.cluster_group), text(r.cluster_name),
+      text(r.engine_type), text(r.protocol), text(r.user), text(r.catalog),
+      text(r.schema), text(made[8].empty() ? r.sql : made[8]),
+      text(r.status), text(r.routing_trace), or_null(made[0]), or_null(made[1]),
+      or_null(made[2]), text(r.error_message), or_null(made[3]), text(r.source),
+      or_null(made[4]), or_null(made[5]), text(r.worker), or_null(made[6]),
+      or_null(made[7]), text(r.backend_query_id), text(r.external_url)};
+    copy << as_tuple(fields, std::make_index_sequence<batch_width>{});
   }
   copy.complete();
 }

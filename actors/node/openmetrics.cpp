@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string_view>
 #include <utility>
 
@@ -75,13 +76,24 @@ void append_sample(std::string& out, std::string_view name, const ClientMetric& 
 /// A bucket's bound or a quantile in canonical form: "1.0", "0.25", "+Inf".
 std::string bound_text(double bound) {
   std::string s;
-  if (std::isfinite(bound) && bound == std::floor(bound) && std::fabs(bound) < 1e15) {
+  if (!std::isfinite(bound)) {
+    append_number(s, bound);
+    return s;
+  }
+  if (bound == std::floor(bound) && std::fabs(bound) < 1e15) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f", bound);
     return buf;
   }
-  append_number(s, bound);
-  return s;
+  // The shortest text that reads back as the same double: 0.05, not
+  // 0.050000000000000003 (a bucket's series must keep its le).
+  char buf[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, bound);
+    if (std::strtod(buf, nullptr) == bound)
+      break;
+  }
+  return buf;
 }
 
 std::string_view type_name(MetricType t) {

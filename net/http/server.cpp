@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 namespace qf::http {
 
@@ -99,21 +100,30 @@ struct listener_state {
 
   /// Closes the connection idle the longest; false when none is idle.
   bool evict_longest_idle() {
-    std::shared_ptr<evictable> oldest;
+    // Every session looked at stays held until the lock is let go: should
+    // one of these be its last reference, its destructor takes the lock.
+    std::vector<std::shared_ptr<evictable>> seen;
+    evictable* oldest = nullptr;
     int64_t since = 0;
     {
       std::lock_guard guard{open_mtx};
+      seen.reserve(open.size());
       for (const auto& w : open) {
         auto s = w.lock();
-        auto t = s ? s->idle_since_ms.load() : 0;
+        if (!s)
+          continue;
+        auto t = s->idle_since_ms.load();
         if (t != 0 && (!oldest || t < since)) {
-          oldest = std::move(s);
+          oldest = s.get();
           since = t;
         }
+        seen.push_back(std::move(s));
       }
       if (!oldest || !oldest->idle_since_ms.compare_exchange_strong(since, 0))
-        return false;
+        oldest = nullptr;
     }
+    if (!oldest)
+      return false;
     oldest->evict();
     return true;
   }

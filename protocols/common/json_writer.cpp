@@ -92,6 +92,40 @@ void append_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+bool storable_text(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c == 0)
+      return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    auto n = utf8_sequence_length(s, i);
+    if (n == 0)
+      return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string as_storable_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    auto n = c == 0 ? 0 : c < 0x80 ? 1 : utf8_sequence_length(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 bool is_number(std::string_view s) {
   size_t i = 0;
   auto digits = [&] {

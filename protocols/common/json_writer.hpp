@@ -10,6 +10,12 @@ namespace qf::json_text {
 /// Appends s as a quoted JSON string.
 void append_string(std::string& out, std::string_view s);
 
+/// Whether s is valid UTF-8 without NUL bytes: text PostgreSQL stores.
+bool storable_text(std::string_view s);
+
+/// s with each malformed byte and each NUL as U+FFFD.
+std::string as_storable_text(std::string_view s);
+
 /// True when s is a JSON number as RFC 8259 writes it.
 bool is_number(std::string_view s);
 

@@ -85,8 +85,10 @@ std::string read_record(const json& doc, query_record& r) {
     auto it = doc.find(key);
     if (!why.empty() || it == doc.end() || it->is_null())
       return;
-    if (!it->is_number_integer() || it->get<int64_t>() < 0) {
-      why = std::string{key} + ": expected a whole number of at least 0";
+    // Up to the end of year 9999, past which PostgreSQL keeps no time.
+    constexpr int64_t latest = 253'402'300'799'999;
+    if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > latest) {
+      why = std::string{key} + ": expected a whole number from 0 to " + std::to_string(latest);
       return;
     }
     out = it->get<int64_t>();
@@ -113,6 +115,8 @@ std::string read_record(const json& doc, query_record& r) {
     if (!it->is_object() && !it->is_array())
       return "routingTrace: expected an object, an array or null";
     r.routing_trace = it->dump(-1, ' ', false, json::error_handler_t::replace);
+    if (r.routing_trace.find("\\u0000") != std::string::npos) // jsonb refuses it
+      r.routing_trace.clear();
   }
   return {};
 }
@@ -173,9 +177,11 @@ std::string encode_history_batch(const std::vector<query_record>& records) {
       if (v.empty())
         return;
       key(k);
+      // A third of the reader's limit for the short ones: each malformed
+      // byte becomes three (U+FFFD) on the way.
       auto limit = k == "sql" ? max_sent_sql_bytes
                    : k == "errorMessage" ? max_sent_error_bytes
-                                         : text_limit(k);
+                                         : text_limit(k) / 3;
       json_text::append_string(out, sql::preview(v, limit));
     });
     each_count(r, [&](std::string_view k, int64_t v) {

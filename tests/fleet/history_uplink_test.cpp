@@ -185,6 +185,14 @@ TEST_F(fleet_test, ingest_keeps_the_first_record_per_query_and_refuses_bad_batch
   EXPECT_EQ(post_batch(f, batch_of({record_json("q-4")}), "bad name!").status, 400);
   EXPECT_EQ(post_batch(f, batch_of({record_json("q-4")}), "direct-1", "wrong-secret").status, 401);
   EXPECT_EQ(post_batch(f, std::string(9 * 1024 * 1024, ' ')).status, 413);
+  // A full batch of long statements (some MiB) is taken whole.
+  std::vector<std::string> big;
+  for (int i = 0; i < 200; ++i)
+    big.push_back(record_json("big-" + std::to_string(i),
+                              R"(,"sql":"SELECT ')" + std::string(8000, 'x') + R"('")"));
+  auto large = post_batch(f, batch_of(big), "direct-2");
+  ASSERT_EQ(large.status, 200) << large.body.substr(0, 300);
+  EXPECT_EQ(large.json()["accepted"], 200);
   EXPECT_EQ(f.worker_api("/worker/query-records").status, 405);
   EXPECT_EQ(total_of(f, "direct-1"), 3u);
   EXPECT_EQ(metric_value("127.0.0.1", f.control_plane().admin_port(),

@@ -121,6 +121,18 @@ TEST_F(history_table_test, worker_fingerprints_and_times_are_stored_on_either_pa
   EXPECT_EQ(nlohmann::json::parse(w.list(by_id))["total"], 1);
 }
 
+TEST_F(history_table_test, a_nul_or_malformed_utf8_is_replaced_not_a_batch_that_fails_forever) {
+  history_table w{url};
+  auto odd = record("odd");
+  odd.sql = std::string{"SELECT '"} + '\0' + "' AS nul, '" + "\xE9t\xE9" + "' AS latin1";
+  odd.user = "\xFFuser";
+  EXPECT_EQ(w.write({odd, record("fine")}), 2u);
+  auto rows = query("SELECT sql_preview, username FROM query_records WHERE proxy_query_id = 'odd'");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0].as<std::string>(), "SELECT '\xEF\xBF\xBD' AS nul, '\xEF\xBF\xBDt\xEF\xBF\xBD' AS latin1");
+  EXPECT_EQ(rows[0][1].as<std::string>(), "\xEF\xBF\xBDuser");
+}
+
 TEST_F(history_table_test, text_with_tabs_newlines_backslashes_and_unicode_survives) {
   history_table w{url};
   auto r = record("odd");

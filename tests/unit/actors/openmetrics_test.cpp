@@ -26,6 +26,8 @@ TEST(OpenMetrics, FamiliesSamplesAndTheEnd) {
     << text;
   EXPECT_NE(text.find("queryflux_query_duration_seconds_sum{cluster_group=\"bi\",engine_type=\"duckDb\"} 0.25"),
             std::string::npos);
+  // Bounds as the classic format writes them: 0.05, not 0.050000000000000003.
+  EXPECT_EQ(text.find("00000000"), std::string::npos) << text;
   EXPECT_TRUE(has_line(text, "queryflux_config_reload_failures_total{stage=\"a\\\"b\\\\c\\nd\"} 1"))
     << text;
   ASSERT_GE(text.size(), 6u);

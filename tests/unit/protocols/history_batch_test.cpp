@@ -120,7 +120,7 @@ TEST(HistoryBatch, RefusesWhatItCannotStore) {
   EXPECT_EQ(refusal(R"({"schemaVersion":1,"records":[{"proxyQueryId":"a","protocol":"x","status":"Done"}]})"),
             "records[0].status: expected Success, Failed, Cancelled or Denied");
   EXPECT_EQ(refusal(R"({"schemaVersion":1,"records":[{"proxyQueryId":"a","protocol":"x","status":"Success","rowsReturned":-1}]})"),
-            "records[0].rowsReturned: expected a whole number of at least 0");
+            "records[0].rowsReturned: expected a whole number from 0 to 253402300799999");
   EXPECT_EQ(refusal(R"({"schemaVersion":1,"records":[{"proxyQueryId":"a","protocol":"x","status":"Success","queryHash":12}]})"),
             "records[0].queryHash: expected a 64-bit integer as decimal text");
   EXPECT_EQ(refusal(R"({"schemaVersion":1,"records":[{"proxyQueryId":"a","protocol":"x","status":"Success","routingTrace":"text"}]})"),
@@ -130,6 +130,21 @@ TEST(HistoryBatch, RefusesWhatItCannotStore) {
   std::vector<query_record> many(max_history_records + 1, sample());
   EXPECT_EQ(refusal(encode_history_batch(many)), "records: at most 200 in one batch");
   EXPECT_EQ(refusal(std::string(300, '[')), "the batch nests too deep");
+}
+
+TEST(HistoryBatch, WhatPostgreSqlCannotStoreNeverBlocksABatch) {
+  EXPECT_EQ(refusal(R"({"schemaVersion":1,"records":[{"proxyQueryId":"a","protocol":"x","status":"Success","createdAtMs":10000000000000000}]})"),
+            "records[0].createdAtMs: expected a whole number from 0 to 253402300799999");
+  auto d = decode_history_batch(
+    R"({"schemaVersion":1,"records":[{"proxyQueryId":"a","protocol":"x","status":"Success","routingTrace":{"k":"a\u0000b"}}]})");
+  ASSERT_TRUE(d.records) << d.error;
+  EXPECT_TRUE((*d.records)[0].routing_trace.empty()) << "jsonb refuses \\u0000: the trace goes";
+  // Short texts are cut so that replacing malformed bytes keeps them short.
+  auto r = sample();
+  r.user = std::string(1000, '\xE9'); // Latin-1, not UTF-8
+  auto again = decode_history_batch(encode_history_batch({r}));
+  ASSERT_TRUE(again.records) << again.error;
+  EXPECT_LE((*again.records)[0].user.size(), 1024u);
 }
 
 TEST(HistoryBatch, TellsAnUnknownVersionApart) {
