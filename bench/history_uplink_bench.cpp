@@ -72,10 +72,6 @@ query_record record(size_t i) {
   return r;
 }
 
-std::string timestamp(int64_t ms) {
-  return utc_text(ms, utc_style::postgres);
-}
-
 double raw_copy(const std::string& url, const std::vector<query_record>& records,
                 size_t workers) {
   pqxx::connection c{url};
@@ -96,8 +92,9 @@ double raw_copy(const std::string& url, const std::vector<query_record>& records
                               r.engine_type, r.protocol, r.sql, r.status, r.routing_trace,
                               r.queue_duration_ms, r.execution_duration_ms, r.rows_returned,
                               worker, r.query_hash, r.query_parameterized_hash,
-                              timestamp(r.created_at_ms), timestamp(r.started_at_ms),
-                              timestamp(r.finished_at_ms));
+                              utc_text(r.created_at_ms, utc_style::postgres),
+                              utc_text(r.started_at_ms, utc_style::postgres),
+                              utc_text(r.finished_at_ms, utc_style::postgres));
     }
     copy.complete();
     tx.commit();

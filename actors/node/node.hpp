@@ -78,7 +78,7 @@ struct node_services {
   /// connection (and an empty outbox) that write workers' batches, taken
   /// in turn, so that ten workers' ingest is not one connection's.
   std::vector<caf::actor> history_writers;
-  mutable std::atomic<size_t> next_writer{0};
+  std::atomic<size_t> next_writer{0};
   /// Every change to the fleet goes through it (first to PostgreSQL when
   /// the config lives there). None on a worker.
   caf::actor config_writer;

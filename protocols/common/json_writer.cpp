@@ -39,6 +39,17 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   return n;
 }
 
+/// Appends the character of `n` bytes at s[i], or U+FFFD for a byte that
+/// starts none (n == 0); returns where the next one starts.
+size_t append_or_replace(std::string& out, std::string_view s, size_t i, size_t n) {
+  if (n == 0) {
+    out += "\xEF\xBF\xBD";
+    return i + 1;
+  }
+  out.append(s.substr(i, n));
+  return i + n;
+}
+
 constexpr std::string_view base64_alphabet
   = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -80,14 +91,7 @@ void append_string(std::string& out, std::string_view s) {
       ++i;
       continue;
     }
-    auto n = utf8_sequence_length(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
+    i = append_or_replace(out, s, i, utf8_sequence_length(s, i));
   }
   out += '"';
 }
@@ -114,14 +118,7 @@ std::string as_storable_text(std::string_view s) {
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
     auto c = static_cast<unsigned char>(s[i]);
-    auto n = c == 0 ? 0 : c < 0x80 ? 1 : utf8_sequence_length(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
+    i = append_or_replace(out, s, i, c == 0 ? 0 : c < 0x80 ? 1 : utf8_sequence_length(s, i));
   }
   return out;
 }
