@@ -15,6 +15,7 @@ packages=(
   libsqlite3-dev libmariadb-dev libre2-dev
   postgresql postgresql-client pgbouncer mariadb-server mariadb-client
   prometheus bc nodejs npm libpostgresql-jdbc-java openssl
+  chromium # Studio's browser tests (playwright-core drives it)
 )
 # The pgjdbc e2e test runs its check as a single-file Java program.
 command -v java >/dev/null || packages+=(openjdk-17-jre-headless)

@@ -19,6 +19,20 @@ void connection::probe(const std::string& health_check_query) {
     sink.cells.clear();
 }
 
+std::optional<engine_load> connection::check(const config::health_probe& how,
+                                             const std::string& health_check_query,
+                                             bool count) {
+  if (how.type == config::monitor_type::noop)
+    return std::nullopt;
+  probe(health_check_query);
+  if (!count && how.type != config::monitor_type::jdbc)
+    return std::nullopt;
+  auto running = running_count();
+  if (!running)
+    return std::nullopt;
+  return engine_load{*running, 0, {}};
+}
+
 std::optional<uint32_t> connection::count_of(const std::string& sql) {
   try {
     auto cur = execute(sql);

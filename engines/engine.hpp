@@ -3,6 +3,7 @@
 // Everything here blocks; only detached actors call it.
 #pragma once
 
+#include "engines/engine_load.hpp"
 #include "protocols/common/rows.hpp"
 #include "protocols/config/model.hpp"
 
@@ -148,6 +149,16 @@ public:
   /// A health check: runs the query and reads its rows. Engines with a
   /// cheaper probe of their own (Trino: /v1/info) use that instead.
   virtual void probe(const std::string& health_check_query);
+
+  /// One health check as `how` says (Trino Gateway's monitor types);
+  /// throws engine_error when the cluster is not healthy. Returns what the
+  /// cluster runs and queues when it was read: with `count`, or by a
+  /// monitor that reads it anyway (JDBC, JMX, METRICS). Here: INFO_API
+  /// runs the health query, JDBC the same and always counts, NOOP nothing;
+  /// JMX and METRICS read Trino's endpoints (the loader keeps a cluster's
+  /// own to trino clusters; the global one leaves others to INFO_API).
+  virtual std::optional<engine_load> check(const config::health_probe& how,
+                                           const std::string& health_check_query, bool count);
 
   /// The queries the cluster runs or queues now, every client's (Trino's
   /// /v1/query, PostgreSQL's pg_stat_activity, MySQL's processlist), which

@@ -6,10 +6,14 @@
 #include "protocols/sql/placeholders.hpp"
 #include "protocols/sql/statements.hpp"
 #include "protocols/trino/backend_results.hpp"
+#include "protocols/trino/monitor_documents.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cctype>
+#include <charconv>
+#include <sstream>
 #include <thread>
 
 namespace qf::engines {
@@ -89,9 +93,36 @@ public:
   }
 
   void probe(const std::string&) override {
-    auto info = base_;
-    info.target = "/v1/info";
-    auto doc = json_of(send("GET", info, {}, probe_timeout).body, 16);
+    info(max_retries);
+  }
+
+  std::optional<uint32_t> running_count() override {
+    auto l = load(max_retries);
+    return l ? std::optional<uint32_t>{l->total()} : std::nullopt;
+  }
+
+  std::optional<engine_load> check(const config::health_probe& how, const std::string&,
+                                   bool count) override {
+    auto retries = static_cast<int>(how.retries);
+    switch (how.type) {
+      case config::monitor_type::noop:
+        return std::nullopt;
+      case config::monitor_type::info_api:
+        info(retries);
+        return count ? load(retries) : std::nullopt;
+      case config::monitor_type::jdbc:
+        return runtime_queries();
+      case config::monitor_type::jmx:
+        return jmx(retries);
+      case config::monitor_type::metrics:
+        return metrics(how);
+    }
+    return std::nullopt;
+  }
+
+  /// GET /v1/info: a coordinator that answers and is not starting.
+  void info(int retries) {
+    auto doc = json_of(get("/v1/info", retries).body, 16);
     if (!doc.is_object())
       throw engine_error(error_kind::internal, "/v1/info: not a server info document");
     if (auto starting = doc.find("starting");
@@ -99,30 +130,114 @@ public:
       throw engine_error(error_kind::internal, "the Trino cluster is still starting");
   }
 
-  std::optional<uint32_t> running_count() override {
-    return load();
-  }
-
   /// Queries the cluster runs or queues, from GET /v1/query; nullopt when
   /// it does not say (an older cluster, or credentials without the right).
-  std::optional<uint32_t> load() {
-    auto list = base_;
-    list.target = "/v1/query";
+  std::optional<engine_load> load(int retries) {
     try {
-      auto doc = json_of(send("GET", list, {}, probe_timeout).body, 32);
+      auto doc = json_of(get("/v1/query", retries).body, 32);
       if (!doc.is_array())
         return std::nullopt;
-      uint32_t n = 0;
+      engine_load out;
       for (const auto& q : doc) {
         if (!q.is_object() || !q.contains("state") || !q["state"].is_string())
           continue;
         const auto& state = q["state"].get_ref<const std::string&>();
-        n += state != "FINISHED" && state != "FAILED";
+        if (state == "FINISHED" || state == "FAILED")
+          continue;
+        if (state != "QUEUED" && state != "WAITING_FOR_RESOURCES") {
+          ++out.running;
+          continue;
+        }
+        ++out.queued;
+        auto session = q.find("session");
+        if (session != q.end() && session->is_object() && session->contains("user")
+            && (*session)["user"].is_string())
+          ++out.user_queued[(*session)["user"].get<std::string>()];
       }
-      return n;
+      return out;
     } catch (const std::exception&) {
       return std::nullopt;
     }
+  }
+
+  /// JDBC: the cluster's own account of its queries, over its statement
+  /// protocol (Trino Gateway reads system.runtime.queries the same way).
+  engine_load runtime_queries() {
+    auto cur = execute("SELECT state, \"user\", count(*) FROM system.runtime.queries "
+                       "WHERE state IN ('QUEUED', 'RUNNING') GROUP BY 1, 2",
+                       {});
+    row_batch rows;
+    while (cur->fetch(rows, 1024)) {
+      // to the end: the connection serves the next check
+    }
+    engine_load out;
+    auto own = user_name();
+    bool self_seen = false;
+    for (size_t r = 0; r < rows.rows(); ++r) {
+      if (!rows.at(r, 0) || !rows.at(r, 1) || !rows.at(r, 2))
+        continue;
+      uint32_t n = 0;
+      const auto& text = *rows.at(r, 2);
+      std::from_chars(text.data(), text.data() + text.size(), n);
+      if (*rows.at(r, 0) == "QUEUED") {
+        out.queued += n;
+        out.user_queued[*rows.at(r, 1)] += n;
+        continue;
+      }
+      // This very query runs too: not the cluster's load.
+      if (!self_seen && n > 0 && *rows.at(r, 1) == own) {
+        self_seen = true;
+        --n;
+      }
+      out.running += n;
+    }
+    return out;
+  }
+
+  /// JMX: healthy with an active node; the QueryManager's counts.
+  engine_load jmx(int retries) {
+    auto nodes = mbean("trino.metadata:name=DiscoveryNodeManager", retries);
+    auto active = nodes.find("ActiveNodeCount");
+    if (active == nodes.end() || !(active->second > 0))
+      throw engine_error(error_kind::internal, "JMX: the Trino cluster has no active node");
+    auto queries = mbean("trino.execution:name=QueryManager", retries);
+    return engine_load{count_in(queries, "RunningQueries"), count_in(queries, "QueuedQueries"), {}};
+  }
+
+  /// METRICS: every bounded metric within its bounds; the counts from
+  /// the metrics the probe names.
+  engine_load metrics(const config::health_probe& how) {
+    std::string target = how.metrics_endpoint;
+    char sep = target.find('?') == std::string::npos ? '?' : '&';
+    auto ask_for = [&](const std::string& name) {
+      target += sep;
+      target += "name%5B%5D=" + url_encoded(name);
+      sep = '&';
+    };
+    for (const auto& [name, bound] : how.metric_minimum_values)
+      ask_for(name);
+    for (const auto& [name, bound] : how.metric_maximum_values)
+      ask_for(name);
+    ask_for(how.running_queries_metric_name);
+    ask_for(how.queued_queries_metric_name);
+    auto values = trino::parse_prometheus_text(get(target, static_cast<int>(how.retries)).body);
+    auto value_of = [&](const std::string& name) -> double {
+      auto v = values.find(name);
+      if (v == values.end())
+        throw engine_error(error_kind::internal, "METRICS: " + how.metrics_endpoint
+                                                   + " has no metric " + name);
+      return v->second;
+    };
+    for (const auto& [name, min] : how.metric_minimum_values)
+      if (auto v = value_of(name); !(v >= min))
+        throw engine_error(error_kind::internal, "METRICS: " + name + " is " + number(v)
+                                                   + ", below its minimum " + number(min));
+    for (const auto& [name, max] : how.metric_maximum_values)
+      if (auto v = value_of(name); !(v <= max))
+        throw engine_error(error_kind::internal, "METRICS: " + name + " is " + number(v)
+                                                   + ", above its maximum " + number(max));
+    return engine_load{count_in(values, how.running_queries_metric_name),
+                       count_in(values, how.queued_queries_metric_name), {}};
   }
 
   /// One nextUri page; `columns` are those known so far.
@@ -151,6 +266,9 @@ public:
 private:
   /// A long poll may wait a few seconds; a health check should not.
   static constexpr std::chrono::milliseconds probe_timeout{10'000};
+  /// Tries again of a statement's requests on 502, 503, 504 (a
+  /// coordinator busy or restarting), with a growing pause.
+  static constexpr int max_retries = 20;
 
   /// The path of a nextUri on the configured endpoint: credentials never
   /// go to a host or scheme the cluster names (its advertised address may
@@ -175,12 +293,16 @@ private:
     return out;
   }
 
+  /// Who the next request runs as.
+  std::string user_name() const {
+    return header_safe(!service_user_.empty() ? service_user_
+                       : !session_.user.empty() ? session_.user
+                                                : std::string{"queryflux"});
+  }
+
   http_headers headers() const {
     http_headers h;
-    auto user = !service_user_.empty() ? service_user_
-                : !session_.user.empty()  ? session_.user
-                                          : std::string{"queryflux"};
-    h.emplace_back("X-Trino-User", header_safe(user));
+    h.emplace_back("X-Trino-User", user_name());
     for (const auto& [name, value] : session_.headers)
       h.emplace_back(header_safe(name), header_safe(value));
     if (!authorization_.empty())
@@ -188,8 +310,53 @@ private:
     return h;
   }
 
+  /// A GET of the probes: at most `retries` more tries on 502, 503, 504.
+  http_response get(const std::string& target, int retries) {
+    auto url = base_;
+    url.target = target;
+    return send("GET", url, {}, probe_timeout, retries);
+  }
+
+  std::map<std::string, double> mbean(const std::string& name, int retries) {
+    auto doc = trino::parse_jmx_attributes(get("/v1/jmx/mbean/" + name, retries).body);
+    if (!doc)
+      throw engine_error(error_kind::internal, "JMX: /v1/jmx/mbean/" + name
+                                                 + " is not an MBean document");
+    return std::move(*doc);
+  }
+
+  /// A count among numbers read; 0 when absent, negative or not finite.
+  static uint32_t count_in(const std::map<std::string, double>& values, const std::string& name) {
+    auto v = values.find(name);
+    if (v == values.end() || !(v->second >= 0) || !(v->second < 4e9))
+      return 0;
+    return static_cast<uint32_t>(v->second);
+  }
+
+  static std::string number(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  }
+
+  static std::string url_encoded(std::string_view s) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : s) {
+      if (std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '~' || c == ':') {
+        out += static_cast<char>(c);
+      } else {
+        out += '%';
+        out += hex[c >> 4];
+        out += hex[c & 0xF];
+      }
+    }
+    return out;
+  }
+
   http_response send(std::string_view method, const http_url& url, std::string body,
-                     std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+                     std::optional<std::chrono::milliseconds> timeout = std::nullopt,
+                     int retries = max_retries) {
     for (int attempt = 0;; ++attempt) {
       http_response res;
       try {
@@ -202,7 +369,7 @@ private:
       }
       if (res.status == 200 || res.status == 204)
         return res;
-      if (retryable(res.status) && attempt < 20 && !cancelled_) {
+      if (retryable(res.status) && attempt < retries && !cancelled_) {
         std::this_thread::sleep_for(std::min(50ms * (attempt + 1), 500ms));
         continue;
       }

@@ -3,7 +3,9 @@
 #include "io/descriptor_limit.hpp"
 #include "io/host_name.hpp"
 #include "io/usable_cores.hpp"
+#include "actors/control/studio_key.hpp"
 #include "net/boundary/routes.hpp"
+#include "net/boundary/secure_random.hpp"
 #include "net/boundary/wire_frontends.hpp"
 #include "net/http/client.hpp"
 #include "net/http/server.hpp"
@@ -61,6 +63,30 @@ std::unique_ptr<caf::actor_system_config> actor_config(const server_options& opt
                                       ? opts.actor_threads
                                       : std::max<size_t>(io::usable_cores(), 4));
   return cfg;
+}
+
+/// Studio's logins: the session key is the database's with PostgreSQL
+/// persistence (every replica accepts every session, and a restart keeps
+/// them), else this process's own.
+std::shared_ptr<boundary::studio_sessions> studio_sessions_of(const config::node& q,
+                                                              const std::string& address) {
+  auto key = boundary::random_hex(32);
+  if (q.persistence.type == "postgres") {
+    try {
+      key = studio_key::stored_or(q.persistence.url, key);
+    } catch (const std::exception& e) {
+      spdlog::warn("cannot read Studio's session key from the database ({}); sessions are "
+                   "this process's own until it restarts",
+                   e.what());
+    }
+  }
+  bool loopback = address == "127.0.0.1" || address == "::1" || address == "localhost";
+  if (q.admin.username == "admin" && q.admin.password == "admin" && !loopback)
+    spdlog::warn("the admin API and Studio listen on {} with the default credentials "
+                 "admin/admin: set adminApi.username and adminApi.password",
+                 address);
+  return std::make_shared<boundary::studio_sessions>(q.admin, std::move(key),
+                                                     !q.admin.tls_cert_file.empty());
 }
 
 } // namespace
@@ -162,7 +188,9 @@ server::server(startup::served_config served, server_options opts)
                                  q.admin.tls_key_file};
     m.admin = m.web->listen(admin, q.role == config::node_role::worker
                                      ? boundary::make_ops_routes(svc, q)
-                                     : boundary::make_admin_routes(svc, q.admin, q.worker_api));
+                                     : boundary::make_admin_routes(
+                                         svc, q.admin, q.worker_api,
+                                         studio_sessions_of(q, opts.address)));
     if (q.postgres_wire.enabled)
       m.postgres = m.wire->listen(
         {"postgresWire", opts.address, q.postgres_wire.port, connection_limit(q.postgres_wire),

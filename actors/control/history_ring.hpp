@@ -32,6 +32,9 @@ public:
   /// One record.
   std::optional<query_record> record(const std::string& id) const;
 
+  /// Fills `b` with the records that arrived in its buckets.
+  void count(query_buckets& b) const;
+
 private:
   /// The i-th newest record's bytes; i < records_.size().
   const std::string& newest(size_t i) const;

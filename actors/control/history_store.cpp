@@ -109,6 +109,15 @@ caf::behavior history_store(self_ptr self, std::shared_ptr<history_outbox> outbo
         return make_error(errc::storage_error, "the query history database cannot be written");
       }
     },
+    [self](atom::stats, query_buckets& b) -> caf::result<query_buckets> {
+      try {
+        self->state.table->count(b);
+        return std::move(b);
+      } catch (const std::exception& e) {
+        spdlog::warn("query history: cannot count queries: {}", e.what());
+        return make_error(errc::storage_error, "the query history database cannot be read");
+      }
+    },
     [self](atom::get, history_filter& f, admin_respond& respond) {
       answer(respond, [&] { return self->state.table->list(f); });
     },

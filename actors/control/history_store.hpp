@@ -40,7 +40,9 @@ struct history_store_state {
 /// transaction, and answers how many were new (the others were stored
 /// before); errc::storage_error when the database fails;
 /// (get, history_filter, admin_respond): GET /admin/queries from the table;
-/// (get, id, admin_respond): one record, 404 when there is none.
+/// (get, id, admin_respond): one record, 404 when there is none;
+/// (stats, query_buckets) -> query_buckets: the buckets counted from the
+/// table (errc::storage_error when the database fails).
 caf::behavior history_store(caf::stateful_actor<history_store_state>* self,
                             std::shared_ptr<history_outbox> outbox,
                             std::shared_ptr<metrics> stats,

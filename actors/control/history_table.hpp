@@ -35,6 +35,9 @@ public:
   /// One record's JSON, if there is one.
   std::optional<std::string> get(const std::string& proxy_query_id);
 
+  /// Fills `b` with the records that arrived in its buckets.
+  void count(query_buckets& b);
+
 private:
   struct session; // the libpqxx connection, kept out of this header
 

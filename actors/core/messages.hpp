@@ -18,6 +18,7 @@
 #include <optional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace qf {
 
@@ -233,6 +234,33 @@ struct history_filter {
   size_t offset = 0;
 };
 
+/// Queries per time bucket of their arrival, and how many of them failed
+/// or were denied: the dashboard's chart. Bucket i starts at
+/// from_ms + i * bucket_ms.
+struct query_buckets {
+  int64_t from_ms = 0;
+  int64_t bucket_ms = 60'000;
+  std::vector<uint64_t> queries;
+  std::vector<uint64_t> errors;
+
+  query_buckets() = default;
+  query_buckets(int64_t from, int64_t width, size_t n)
+    : from_ms(from), bucket_ms(width), queries(n, 0), errors(n, 0) {
+    // nop
+  }
+
+  /// Counts a query that finished at `at_ms`, if it falls in a bucket.
+  void count(int64_t at_ms, bool failed) {
+    if (at_ms < from_ms || bucket_ms <= 0)
+      return;
+    auto i = static_cast<size_t>((at_ms - from_ms) / bucket_ms);
+    if (i >= queries.size())
+      return;
+    ++queries[i];
+    errors[i] += failed ? 1 : 0;
+  }
+};
+
 } // namespace qf
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::admission)
@@ -243,4 +271,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::result_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::trino_respond)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::history_filter)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::query_buckets)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::statement_page)

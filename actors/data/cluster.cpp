@@ -49,7 +49,8 @@ void schedule_check(self_ptr self) {
 void run_check(self_ptr self) {
   auto& state = self->state;
   if (!state.checker)
-    state.checker = self->spawn<caf::detached>(health_checker, state.cfg);
+    state.checker = self->spawn<caf::detached>(health_checker, state.cfg,
+                                               state.monitor.probe_of(state.cfg));
   auto generation = state.generation;
   bool count = !state.counting || state.counting->load();
   self->request(state.checker, state.monitor.check_timeout, atom::check::value, count)
@@ -58,10 +59,11 @@ void run_check(self_ptr self) {
         if (generation != self->state.generation)
           return; // deactivated (or reactivated) meanwhile
         self->state.db = std::move(ok.db);
-        if (ok.reported_load) {
+        if (ok.load) {
           auto& shared = *self->state.shared;
-          shared.reported_load.store(*ok.reported_load);
+          shared.reported_load.store(ok.load->total());
           shared.counted_at_ms.store(steady_ms());
+          shared.set_engine_load(std::move(*ok.load));
         }
         set_health(self, health::healthy);
         schedule_check(self);

@@ -139,4 +139,25 @@ std::vector<conn_lease> cluster_state::retire_pool() {
   return std::exchange(idle_, {});
 }
 
+cluster_state::queue_view cluster_state::queue_for(std::string_view user) const {
+  std::lock_guard guard{load_mtx_};
+  queue_view v{std::max(running(), load_.running), load_.queued, 0};
+  if (auto u = load_.user_queued.find(user); u != load_.user_queued.end())
+    v.user_queued = u->second;
+  return v;
+}
+
+void cluster_state::set_engine_load(engines::engine_load load) {
+  std::lock_guard guard{load_mtx_};
+  load_ = std::move(load);
+}
+
+void cluster_state::placed_for(std::string_view user) {
+  std::lock_guard guard{load_mtx_};
+  if (auto u = load_.user_queued.find(user); u != load_.user_queued.end() && u->second > 0) {
+    ++u->second;
+    ++load_.queued;
+  }
+}
+
 } // namespace qf

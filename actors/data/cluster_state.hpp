@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engines/engine_load.hpp"
 #include "engines/lane_pool_fwd.hpp"
 
 namespace qf {
@@ -68,6 +69,26 @@ struct cluster_state {
   uint32_t load() const {
     return std::max(running(), reported_load.load());
   }
+
+  /// What queryCountBased weighs for `user`'s next query: the queries the
+  /// cluster runs (ours, or what it reported, whichever is more), those
+  /// it queues, and those it queues of that user.
+  struct queue_view {
+    uint32_t running = 0;
+    uint32_t queued = 0;
+    uint32_t user_queued = 0;
+  };
+
+  queue_view queue_for(std::string_view user) const;
+
+  /// The monitor's last reading (running, queued, queued per user).
+  void set_engine_load(engines::engine_load load);
+
+  /// A query of `user` was placed here: until the next reading it counts
+  /// as queued when the user has queued queries here (the cluster will
+  /// likely queue it too), as Trino Gateway's QueryCountBasedRouter does;
+  /// otherwise as running, which its slot already says.
+  void placed_for(std::string_view user);
 
   /// Queries holding a slot, shared with an updated successor.
   uint32_t running() const {
@@ -178,6 +199,8 @@ private:
   std::atomic<bool> signalled_{false};
   std::shared_ptr<std::atomic<uint32_t>> pinned_ = std::make_shared<std::atomic<uint32_t>>(0);
   std::atomic<std::shared_ptr<const group_links>> groups_;
+  mutable std::mutex load_mtx_;
+  engines::engine_load load_; // guarded by load_mtx_
   std::mutex pool_mtx_;
   std::vector<conn_lease> idle_;
   bool retired_ = false; // guarded by pool_mtx_

@@ -70,8 +70,9 @@ caf::behavior connection_actor(caf::stateful_actor<connection_state>* self,
 }
 
 caf::behavior health_checker(caf::stateful_actor<health_checker_state>* self,
-                             config::cluster cfg) {
+                             config::cluster cfg, config::health_probe probe) {
   self->state.cfg = std::move(cfg);
+  self->state.probe = std::move(probe);
   return {
     [self](atom::check, bool count) {
       auto& st = self->state;
@@ -81,8 +82,7 @@ caf::behavior health_checker(caf::stateful_actor<health_checker_state>* self,
         if (!st.conn)
           st.conn = st.db->connect();
         try {
-          st.conn->probe(st.cfg.health_check_query);
-          return health_ok{st.db, count ? st.conn->running_count() : std::nullopt};
+          return health_ok{st.db, st.conn->check(st.probe, st.cfg.health_check_query, count)};
         } catch (...) {
           st.conn.reset(); // reconnect on the next check
           throw;

@@ -28,20 +28,21 @@ caf::behavior connection_actor(caf::stateful_actor<connection_state>* self,
 /// The database a successful health check opened (or kept open).
 struct health_ok {
   std::shared_ptr<engines::database> db;
-  /// What the cluster itself runs or queues, when asked and it says.
-  std::optional<uint32_t> reported_load;
+  /// What the cluster itself runs and queues, when read and it says.
+  std::optional<engines::engine_load> load;
 };
 
 struct health_checker_state {
   static inline const char* name = "health-checker";
   config::cluster cfg;
+  config::health_probe probe;
   std::shared_ptr<engines::database> db;
   std::unique_ptr<engines::connection> conn;
 };
 
 /// Handler: (check) -> health_ok, or an error saying why the check failed.
 caf::behavior health_checker(caf::stateful_actor<health_checker_state>* self,
-                             config::cluster cfg);
+                             config::cluster cfg, config::health_probe probe);
 
 } // namespace qf
 

@@ -26,7 +26,7 @@ void admit_waiters(self_ptr self) {
   if (st.gate->serve_lane())
     return; // the lane's waiters still wait: nobody behind them goes
   for (auto w = st.queue.begin(); w != st.queue.end();) {
-    auto cluster = w->only.empty() ? st.gate->try_place() : st.gate->try_place_on(w->only);
+    auto cluster = w->only.empty() ? st.gate->try_place(w->user) : st.gate->try_place_on(w->only);
     if (!cluster) {
       if (w->only.empty())
         break;
@@ -56,10 +56,11 @@ void fail_waiter(self_ptr self, uint64_t ticket, caf::error err) {
 
 /// A retired group's caller: to the successor, which queues it anew, or
 /// failed when the group is gone.
-void pass_on(self_ptr self, caf::response_promise rp, uint64_t ticket, std::string only) {
+void pass_on(self_ptr self, caf::response_promise rp, uint64_t ticket, std::string only,
+             std::string user) {
   auto& st = self->state;
   if (st.successor)
-    rp.delegate(st.successor, atom::admit::value, ticket, std::move(only));
+    rp.delegate(st.successor, atom::admit::value, ticket, std::move(only), std::move(user));
   else
     rp.deliver(make_error(errc::group_disabled,
                           "cluster group \"" + st.gate->cfg().name + "\" was deleted"));
@@ -67,11 +68,11 @@ void pass_on(self_ptr self, caf::response_promise rp, uint64_t ticket, std::stri
 
 /// A caller asks for a slot: at once when nobody waits and there is one,
 /// else in the queue, up to its length.
-void admit(self_ptr self, uint64_t ticket, std::string only) {
+void admit(self_ptr self, uint64_t ticket, std::string only, std::string user) {
   auto& st = self->state;
   auto rp = self->make_response_promise();
   if (st.retired) {
-    pass_on(self, std::move(rp), ticket, std::move(only));
+    pass_on(self, std::move(rp), ticket, std::move(only), std::move(user));
     return;
   }
   if (!st.gate->cfg().enabled) {
@@ -82,7 +83,7 @@ void admit(self_ptr self, uint64_t ticket, std::string only) {
   // Waiters go first (the lane's and the queue's): a newcomer never
   // overtakes them.
   if (st.queue.empty() && !st.gate->lane_waiting())
-    if (auto cluster = only.empty() ? st.gate->try_place() : st.gate->try_place_on(only)) {
+    if (auto cluster = only.empty() ? st.gate->try_place(user) : st.gate->try_place_on(only)) {
       st.stats->queue_wait(st.gate->cfg().name, 0.0);
       rp.deliver(admission{std::move(cluster)});
       return;
@@ -96,7 +97,8 @@ void admit(self_ptr self, uint64_t ticket, std::string only) {
         + std::to_string(st.gate->cfg().max_queued_queries) + ")"));
     return;
   }
-  st.queue.push_back({ticket, std::move(rp), self->clock().now(), std::move(only)});
+  st.queue.push_back({ticket, std::move(rp), self->clock().now(), std::move(only),
+                      std::move(user)});
   self->delayed_send(self, st.gate->cfg().capacity_wait_timeout, atom::timeout::value, ticket);
   // Published first, then retried: a slot freed in between is not lost.
   publish_queue_length(self);
@@ -111,9 +113,12 @@ caf::behavior group_actor(self_ptr self, std::shared_ptr<group_gate> gate,
   self->state.stats = std::move(stats);
   publish_queue_length(self);
   return {
-    [self](atom::admit, uint64_t ticket) { admit(self, ticket, {}); },
+    [self](atom::admit, uint64_t ticket) { admit(self, ticket, {}, {}); },
     [self](atom::admit, uint64_t ticket, std::string& only) {
-      admit(self, ticket, std::move(only));
+      admit(self, ticket, std::move(only), {});
+    },
+    [self](atom::admit, uint64_t ticket, std::string& only, std::string& user) {
+      admit(self, ticket, std::move(only), std::move(user));
     },
     [self](atom::withdraw, uint64_t ticket) {
       if (self->state.retired && self->state.successor)
@@ -137,7 +142,7 @@ caf::behavior group_actor(self_ptr self, std::shared_ptr<group_gate> gate,
       while (!st.queue.empty()) {
         auto w = std::move(st.queue.front());
         st.queue.pop_front();
-        pass_on(self, std::move(w.promise), w.ticket, std::move(w.only));
+        pass_on(self, std::move(w.promise), w.ticket, std::move(w.only), std::move(w.user));
       }
       st.gate->queued()->store(0);
       if (!st.successor) // else the successor's gate shows the name's queue

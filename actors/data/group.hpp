@@ -27,6 +27,7 @@ struct group_state {
     caf::response_promise promise;
     caf::actor_clock::time_point since;
     std::string only; // a member's name: admitted there or nowhere
+    std::string user; // who sent it (queryCountBased)
   };
 
   /// The config, the members and placement; shared with the fast lane.

@@ -23,31 +23,43 @@ group_gate::group_gate(config::cluster_group cfg,
   // nop
 }
 
-std::shared_ptr<cluster_state> group_gate::try_place() {
+std::shared_ptr<cluster_state> group_gate::try_place(std::string_view user) {
   if (!cfg_.enabled)
     return nullptr;
+  bool by_count = cfg_.strategy == config::strategy_kind::query_count_based;
   // Reused: placing runs per statement on the wire thread's fast lane.
   thread_local std::vector<routing::member_view> views;
   views.clear();
-  for (const auto& m : members_)
-    views.push_back({m->routable() && m->running() < m->limit, m->load()});
+  for (const auto& m : members_) {
+    routing::member_view v{m->routable() && m->running() < m->limit, m->load()};
+    if (by_count) {
+      auto q = m->queue_for(user);
+      v.running = q.running;
+      v.queued = q.queued;
+      v.user_queued = q.user_queued;
+    }
+    views.push_back(v);
+  }
   std::lock_guard guard{strategy_mtx_};
   // A slot can vanish to another group between the look and the take.
   for (size_t attempt = 0; attempt < views.size(); ++attempt) {
     auto chosen = routing::pick(cfg_.strategy, views, strategy_);
     if (!chosen)
       return nullptr;
-    if (members_[*chosen]->try_acquire())
+    if (members_[*chosen]->try_acquire()) {
+      if (by_count)
+        members_[*chosen]->placed_for(user);
       return members_[*chosen];
+    }
     views[*chosen].eligible = false;
   }
   return nullptr;
 }
 
-std::shared_ptr<cluster_state> group_gate::try_place_newcomer() {
+std::shared_ptr<cluster_state> group_gate::try_place_newcomer(std::string_view user) {
   if (queued_->load() > 0)
     return nullptr;
-  return try_place();
+  return try_place(user);
 }
 
 bool group_gate::has_member(const cluster_state& cluster) const {
@@ -126,7 +138,7 @@ bool group_gate::serve_lane() {
   {
     std::lock_guard guard{lane_mtx_};
     for (auto w = lane_.begin(); w != lane_.end();) {
-      auto cluster = w->only.empty() ? try_place() : try_place_on(w->only);
+      auto cluster = w->only.empty() ? try_place(w->user) : try_place_on(w->only);
       if (!cluster) {
         if (w->only.empty())
           break;

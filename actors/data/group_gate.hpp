@@ -60,12 +60,14 @@ public:
     return mysql_only_;
   }
 
-  /// Takes a slot on a member the strategy chooses, or returns null.
-  std::shared_ptr<cluster_state> try_place();
+  /// Takes a slot on a member the strategy chooses for a query of
+  /// `user` (queryCountBased weighs the user's queued queries), or
+  /// returns null.
+  std::shared_ptr<cluster_state> try_place(std::string_view user = {});
 
   /// try_place() for a newcomer: only when the group is enabled and
   /// nobody queues, so that no one is overtaken.
-  std::shared_ptr<cluster_state> try_place_newcomer();
+  std::shared_ptr<cluster_state> try_place_newcomer(std::string_view user = {});
 
   /// Whether the cluster is one of this group's members.
   bool has_member(const cluster_state& cluster) const;
@@ -82,6 +84,8 @@ public:
     uint64_t ticket = 0;
     /// The member it must run on (its session's state lives there), or "".
     std::string only;
+    /// Who sent it (queryCountBased).
+    std::string user;
     /// Called once, on the thread that freed the slot: with the slot, or
     /// with null when the group was replaced (it waits on the actor path
     /// then). Must not call back into the gate.

@@ -364,13 +364,9 @@ void start(self_ptr self) {
   st.group = g->second;
   auto on_admitted = [self](admission& a) { admitted(self, a); };
   auto on_error = [self](caf::error& err) { fail(self, err); };
-  if (st.spec.only_cluster.empty())
-    self->request(st.group, caf::infinite, atom::admit::value, st.spec.ticket)
-      .then(on_admitted, on_error);
-  else
-    self->request(st.group, caf::infinite, atom::admit::value, st.spec.ticket,
-                  st.spec.only_cluster)
-      .then(on_admitted, on_error);
+  self->request(st.group, caf::infinite, atom::admit::value, st.spec.ticket,
+                st.spec.only_cluster, st.spec.session.user)
+    .then(on_admitted, on_error);
 }
 
 void serve(self_ptr self) {

@@ -1,5 +1,7 @@
-// roundRobin, leastLoaded, random, failover.
+// roundRobin, leastLoaded, random, failover, queryCountBased.
 #include "actors/routing/strategy.hpp"
+
+#include <tuple>
 
 namespace qf::routing {
 
@@ -27,6 +29,18 @@ std::optional<size_t> pick(config::strategy_kind kind,
       for (size_t i = 0; i < n; ++i)
         if (members[i].eligible
             && (!best || members[i].running < members[*best].running))
+          best = i;
+      return best;
+    }
+    case config::strategy_kind::query_count_based: {
+      // Trino Gateway's QueryCountBasedRouter: the fewest of the user's
+      // queued queries, then the fewest queued, then the fewest running.
+      auto key = [&](size_t i) {
+        return std::tuple{members[i].user_queued, members[i].queued, members[i].running};
+      };
+      std::optional<size_t> best;
+      for (size_t i = 0; i < n; ++i)
+        if (members[i].eligible && (!best || key(i) < key(*best)))
           best = i;
       return best;
     }

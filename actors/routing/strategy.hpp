@@ -14,6 +14,9 @@ namespace qf::routing {
 struct member_view {
   bool eligible = false; // enabled, HEALTHY and under its limit
   uint32_t running = 0;
+  /// queryCountBased only: what the cluster queues, all and the user's.
+  uint32_t queued = 0;
+  uint32_t user_queued = 0;
 };
 
 /// Remembers what a strategy needs between picks (round-robin position).

@@ -3,7 +3,9 @@
 #include "net/boundary/routes.hpp"
 
 #include "actors/data/group.hpp"
+#include "net/boundary/dashboard_routes.hpp"
 #include "net/boundary/fleet_change.hpp"
+#include "net/boundary/studio_routes.hpp"
 #include "net/boundary/trino_gateway_routes.hpp"
 #include "net/boundary/worker_routes.hpp"
 #include "net/http/url.hpp"
@@ -38,11 +40,30 @@ int64_t to_int(const std::map<std::string, std::string>& params,
   return ec == std::errc{} && v >= 0 ? v : fallback;
 }
 
+/// A 401 without its Basic challenge, for a page's own requests.
+http::respond_fn without_challenge(http::respond_fn respond) {
+  return [respond = std::move(respond)](http::response res) {
+    if (res.status == 401)
+      std::erase_if(res.headers, [](const auto& h) { return h.first == "WWW-Authenticate"; });
+    respond(std::move(res));
+  };
+}
+
+/// The paths behind the admin credentials (or Studio's session).
+bool admin_path(const std::vector<std::string>& seg) {
+  return !seg.empty()
+         && (seg[0] == "admin" || seg[0] == "gateway" || seg[0] == "webapp" || seg[0] == "api");
+}
+
 class admin_routes : public http::handler {
 public:
   admin_routes(std::shared_ptr<node_services> node, config::admin_api creds,
-               config::worker_api workers)
-    : node_(std::move(node)), creds_(std::move(creds)), workers_(std::move(workers)) {
+               config::worker_api workers, std::shared_ptr<studio_sessions> studio)
+    : node_(std::move(node)),
+      creds_(std::move(creds)),
+      workers_(std::move(workers)),
+      studio_(std::move(studio)),
+      role_(node_->role == config::node_role::control_plane ? "controlPlane" : "standalone") {
     // nop
   }
 
@@ -55,10 +76,18 @@ public:
       return respond(readiness());
     if (!seg.empty() && seg[0] == "worker")
       return serve_worker_api(node_, workers_, req, seg, std::move(respond));
-    if (serve_trino_gateway(node_, req, authorized(req), respond))
+    if (studio_request(req))
+      respond = without_challenge(std::move(respond));
+    if (serve_studio(*studio_, role_, req, respond))
+      return;
+    auto who = access_of(req);
+    if (who == access::forged && admin_path(seg))
+      return respond(http::error_response(403, "missing or wrong CSRF token"));
+    bool authorized = who == access::granted;
+    if (serve_trino_gateway(node_, req, authorized, respond))
       return;
     if (!seg.empty() && seg[0] == "admin") {
-      if (!authorized(req)) {
+      if (!authorized) {
         auto res = http::error_response(401, "admin credentials required");
         res.headers.emplace_back("WWW-Authenticate",
                                  "Basic realm=\"queryflux\"");
@@ -66,6 +95,10 @@ public:
       }
       if (get && seg.size() == 2 && seg[1] == "queries")
         return list_queries(req.target, std::move(respond));
+      if (get && seg.size() == 3 && seg[1] == "queries" && seg[2] == "stats")
+        return serve_query_stats(node_, req, respond);
+      if (get && seg.size() == 2 && seg[1] == "groups")
+        return serve_groups(node_, respond);
       if (get && seg.size() == 3 && seg[1] == "queries" && seg[2] == "running")
         return respond(json_ok(running_queries()));
       if (get && seg.size() == 3 && seg[1] == "queries")
@@ -99,14 +132,20 @@ public:
   }
 
 private:
-  bool authorized(const http::request& req) const {
+  /// forged: Studio's session, on a change without its CSRF token.
+  enum class access { none, granted, forged };
+
+  /// HTTP Basic with the admin credentials, or Studio's session.
+  access access_of(const http::request& req) const {
     auto auth = req.header("authorization");
-    if (auth.rfind("Basic ", 0) != 0)
-      return false;
     std::string decoded;
-    if (!json_text::base64_decode(auth.substr(6), decoded))
-      return false;
-    return secrets_equal(decoded, creds_.username + ":" + creds_.password);
+    if (auth.rfind("Basic ", 0) == 0 && json_text::base64_decode(auth.substr(6), decoded)
+        && secrets_equal(decoded, creds_.username + ":" + creds_.password))
+      return access::granted;
+    auto session = studio_->check(req.header("cookie"));
+    if (!session)
+      return access::none;
+    return csrf_ok(*studio_, *session, req) ? access::granted : access::forged;
   }
 
   http::response readiness() const {
@@ -216,6 +255,9 @@ private:
     // What leastLoaded weighs beside our own: the cluster's own count at
     // its last check (Trino's includes its other clients).
     out += ",\"reportedLoad\":" + std::to_string(c.reported_load.load());
+    // Of which the cluster queues (JDBC, JMX, METRICS, Trino's /v1/query):
+    // what queryCountBased weighs after the user's own queued queries.
+    out += ",\"reportedQueued\":" + std::to_string(c.queue_for("").queued);
     out += ",\"maxRunningQueries\":" + std::to_string(c.limit) + "}";
   }
 
@@ -326,6 +368,8 @@ private:
   std::shared_ptr<node_services> node_;
   config::admin_api creds_;
   config::worker_api workers_;
+  std::shared_ptr<studio_sessions> studio_;
+  std::string role_;
 };
 
 } // namespace
@@ -368,9 +412,10 @@ std::shared_ptr<http::handler> make_waiting_routes(std::string reason) {
 
 std::shared_ptr<http::handler> make_admin_routes(std::shared_ptr<node_services> node,
                                                  config::admin_api credentials,
-                                                 config::worker_api workers) {
+                                                 config::worker_api workers,
+                                                 std::shared_ptr<studio_sessions> studio) {
   return std::make_shared<admin_routes>(std::move(node), std::move(credentials),
-                                        std::move(workers));
+                                        std::move(workers), std::move(studio));
 }
 
 } // namespace qf::boundary

@@ -199,6 +199,7 @@ private:
     }
     if (!busy())
       flush_output(); // else it goes with the statement's answer
+    publish_idleness();
     if (session_.closing() || block_lost_) {
       conn_->close();
       return;

@@ -54,6 +54,16 @@ public:
 
   /// The client went away: its statement is cancelled (rolling back an
   /// open transaction), its slot freed.
+  /// Closed to make room at maxConnections: the client reads why, as
+  /// after PostgreSQL's pg_terminate_backend().
+  void on_evicted() override {
+    session_.reject({"FATAL", "53300",
+                     "terminating connection: the gateway is at its maxConnections and this "
+                     "connection was idle the longest",
+                     ""});
+    flush_output();
+  }
+
   void on_closed() override {
     closed_ = true;
     timers_.cancel_all();
@@ -219,6 +229,7 @@ private:
     }
     if (!busy() || session_.output_due()) // else it goes with the run's answer
       flush_output();
+    publish_idleness();
     if (session_.closing() || block_lost_) {
       conn_->close();
       return;

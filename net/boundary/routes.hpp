@@ -3,6 +3,7 @@
 #pragma once
 
 #include "actors/node/node.hpp"
+#include "net/boundary/studio_sessions.hpp"
 #include "net/http/types.hpp"
 
 #include <memory>
@@ -20,10 +21,12 @@ trino_respond adapt(http::respond_fn respond);
 std::shared_ptr<http::handler> make_waiting_routes(std::string reason);
 
 /// The admin port of a control plane or standalone: probes, metrics, the
-/// admin API, Trino Gateway's API and (workerApi.enabled) the worker API.
+/// admin API (HTTP Basic, or Studio's session), Studio, Trino Gateway's API
+/// and (workerApi.enabled) the worker API.
 std::shared_ptr<http::handler> make_admin_routes(std::shared_ptr<node_services> node,
                                                  config::admin_api credentials,
-                                                 config::worker_api workers);
+                                                 config::worker_api workers,
+                                                 std::shared_ptr<studio_sessions> studio);
 
 /// A worker's ops port: /health, /readyz, /metrics, /worker/status and
 /// (peerBootstrap) /worker/peer-config behind the fleet's secret.

@@ -15,9 +15,10 @@
 // connect_error(why) and pinned_out_error(why). Backend has settings() and
 // settings_now(), the SETs its server session has.
 //
-// Its member functions are defined here and in three parts: waiting for a
+// Its member functions are defined here and in four parts: waiting for a
 // slot (wire_session_waiting.hpp), the client's own server-session state
-// (wire_session_state.hpp), and ends from outside, cancel and the client
+// (wire_session_state.hpp), the fast lane's backend connections
+// (wire_session_backends.hpp), and ends from outside, cancel and the client
 // gone (wire_session_ending.hpp).
 #pragma once
 
@@ -186,7 +187,7 @@ protected:
       return false;
     auto own = kept_cluster_in(*gate->second);
     auto cluster = own ? gate->second->try_place_newcomer_on(own->name)
-                       : gate->second->try_place_newcomer();
+                       : gate->second->try_place_newcomer(route_req_.user);
     if (!cluster)
       wait_for_slot(std::move(text), std::move(params), std::move(route),
                     own ? own->name : std::string{}, gate->second);
@@ -320,39 +321,7 @@ protected:
 
   /// The admitted statement starts on an idle connection of this loop, or
   /// once one is fetched (moved from another loop, or opened).
-  void take_backend() {
-    if (auto own = take_private_backend())
-      return self().start_backend(std::move(own));
-    if (fast_->pins && !pin(*fast_))
-      return;
-    auto lane = Derived::lane_of(*fast_->cluster);
-    if (fast_->follows_previous)
-      return take_previous_backend(*lane);
-    if (self().joined_a_pipeline(*lane))
-      return;
-    // One that has this session's settings already needs no replay first.
-    auto has_ours = [this](const Backend& c) { return c.settings() == settings_; };
-    if (auto idle = lane->take(conn_->loop(), has_ours))
-      return self().start_backend(std::move(idle));
-    lane->fetch(conn_->loop(), [weak = weak_self(), lane](std::shared_ptr<Backend> conn,
-                                                         std::string error) {
-      auto self = weak.lock();
-      if (!self || self->closed_ || !self->fast_) { // nobody waits for it
-        lane->give_back(std::move(conn));
-        return;
-      }
-      if (self->fast_->cancelled) { // before it ever reached the server
-        lane->give_back(std::move(conn));
-        self->on_failed(Derived::cancelled_error());
-        return;
-      }
-      if (!conn) {
-        self->on_failed(Derived::connect_error(error));
-        return;
-      }
-      self->start_backend(std::move(conn));
-    });
-  }
+  void take_backend();
 
   /// Whether the statement started behind others' on a connection that
   /// runs them: never, but where Derived pipelines.
@@ -367,17 +336,7 @@ protected:
   /// left its own ran there since; else the statement fails (Derived's
   /// previous_connection_gone_error()).
   template <class Lane>
-  void take_previous_backend(Lane& lane) {
-    auto previous = previous_backend_.lock();
-    auto is_it = [&](const Backend& c) { return &c == previous.get() && c.state_left_by() == this; };
-    if (auto idle = previous ? lane.take_only(conn_->loop(), is_it) : nullptr)
-      return self().start_backend(std::move(idle));
-    conn_->loop().post([weak = weak_self()] {
-      auto self = weak.lock();
-      if (self && !self->closed_ && self->fast_)
-        self->on_failed(Derived::previous_connection_gone_error());
-    });
-  }
+  void take_previous_backend(Lane& lane);
 
   /// The replay of the session's SETs on its statement's connection (the
   /// derived give_settings()) ended: the statement starts there, or fails
@@ -409,41 +368,7 @@ protected:
   /// The fast statement ended: connection back to the pool and slot freed
   /// at once, unless the server says a block goes on (settle_connection);
   /// the query recorded once the answers ready now went out.
-  void settle_fast(std::string status, std::string error) {
-    auto& lane = *Derived::lane_of(*fast_->cluster);
-    if (backend_ && fast_->cancel_sent && status != "Cancelled"
-        && !backend_->holds_private_state())
-      // It ended before its cancel arrived, which may yet: on this
-      // connection's next statement, anyone's. The connection goes.
-      backend_->abandon(&self());
-    if (backend_ && fast_->pins) {
-      backend_->hold_private_state(std::move(fast_->pin));
-      state_resets_ = self().session_.session_resets();
-    }
-    // For a statement after it that reads what it left there, unless
-    // another client's leaves its own there first.
-    if (backend_ && fast_->leaves_state_behind) {
-      backend_->state_left_by(this);
-      previous_backend_ = backend_;
-    }
-    if (backend_ && fast_->tracks && status == "Success") {
-      auto server = backend_->settings(); // what the replay gave it, if one ran
-      server.apply_on_server(fast_->sql);
-      settings_.apply(fast_->sql);
-      backend_->settings_now(std::move(server));
-    }
-    block_lost_ = settle_connection(
-                    *fast_, backend_, block_, lane,
-                    [weak = weak_self()](const void* which) {
-                      if (auto self = weak.lock())
-                        self->block_hung_up(which);
-                    },
-                    [this](std::shared_ptr<Backend> own) { keep_private_backend(std::move(own)); })
-                  && !closed_;
-    auto done = std::move(*fast_);
-    fast_.reset();
-    books_->ended(std::move(done), conn_->loop(), std::move(status), std::move(error));
-  }
+  void settle_fast(std::string status, std::string error);
 
   /// A statement for the actor path, in the session's transaction as its
   /// step says.
@@ -494,6 +419,17 @@ protected:
       pinned_ = std::move(page.pinned);
     if (step_ == sql::transaction_step::end)
       pinned_.reset(); // COMMIT or ROLLBACK released it
+  }
+
+  /// Tells the listener whether the session may be closed to make room
+  /// for a newcomer at maxConnections: nothing in flight, and nothing of
+  /// the client's held on a server (a transaction block, a connection
+  /// kept for its session state). A session not logged in yet may be,
+  /// and goes before any that is. Called at the end of each pump.
+  void publish_idleness() {
+    conn_->set_idle(!closed_ && !self().busy() && !fast_ && !block_ && !pinned_
+                      && !private_backend_,
+                    logged_in_);
   }
 
   /// Idle with a transaction block open (on the fast lane or the actor
@@ -600,6 +536,7 @@ private:
 } // namespace qf
 
 // The member functions defined apart (see the top).
+#include "net/boundary/wire_session_backends.hpp"
 #include "net/boundary/wire_session_ending.hpp"
 #include "net/boundary/wire_session_state.hpp"
 #include "net/boundary/wire_session_waiting.hpp"

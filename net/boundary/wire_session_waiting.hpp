@@ -60,6 +60,7 @@ bool wire_session_base<Derived, Backend>::wait_in_lane(std::string& text,
   group_gate::lane_waiter w;
   w.ticket = ticket;
   w.only = only_cluster;
+  w.user = route_req_.user;
   w.admit = [weak = weak_self(), loop = conn_->loop().shared_from_this(),
              ticket](std::shared_ptr<cluster_state> slot) {
     loop->post([weak, ticket, slot = std::move(slot)]() mutable {

@@ -2,6 +2,8 @@
 // request to a handler, write its response back on the connection's strand.
 #include "net/http/server.hpp"
 
+#include "io/idle_registry.hpp"
+
 #include "net/io/accept_loop.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -64,69 +66,12 @@ constexpr size_t header_limit = 64 * 1024;
 /// How much of a refused body we read and drop before closing.
 constexpr size_t linger_limit = 64 * 1024 * 1024;
 
-/// What a listener at maxConnections may close to make room: a
-/// connection waiting for a request.
-class evictable {
-public:
-  virtual ~evictable() = default;
-  /// Closes the connection if it still waits for a request (on its strand).
-  virtual void evict() = 0;
-  /// Since when it waits for a request (steady ms); 0 while one is in
-  /// flight, or once chosen to go.
-  std::atomic<int64_t> idle_since_ms{0};
-};
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::steady_clock::now().time_since_epoch())
-    .count();
-}
+using io::evictable;
 
 struct listener_state {
   listener_options opts;
   /// Every open connection, to find the longest idle at the limit.
-  std::mutex open_mtx;
-  std::list<std::weak_ptr<evictable>> open;
-
-  std::list<std::weak_ptr<evictable>>::iterator add(std::weak_ptr<evictable> s) {
-    std::lock_guard guard{open_mtx};
-    return open.insert(open.end(), std::move(s));
-  }
-
-  void remove(std::list<std::weak_ptr<evictable>>::iterator at) {
-    std::lock_guard guard{open_mtx};
-    open.erase(at);
-  }
-
-  /// Closes the connection idle the longest; false when none is idle.
-  bool evict_longest_idle() {
-    // Every session looked at stays held until the lock is let go: should
-    // one of these be its last reference, its destructor takes the lock.
-    std::vector<std::shared_ptr<evictable>> seen;
-    evictable* oldest = nullptr;
-    int64_t since = 0;
-    {
-      std::lock_guard guard{open_mtx};
-      seen.reserve(open.size());
-      for (const auto& w : open) {
-        auto s = w.lock();
-        if (!s)
-          continue;
-        auto t = s->idle_since_ms.load();
-        if (t != 0 && (!oldest || t < since)) {
-          oldest = s.get();
-          since = t;
-        }
-        seen.push_back(std::move(s));
-      }
-      if (!oldest || !oldest->idle_since_ms.compare_exchange_strong(since, 0))
-        oldest = nullptr;
-    }
-    if (!oldest)
-      return false;
-    oldest->evict();
-    return true;
-  }
+  io::idle_registry open;
 
   /// Set when the listener speaks HTTPS only.
   std::unique_ptr<asio::ssl::context> tls;
@@ -162,13 +107,13 @@ public:
 
   ~session() override {
     if (registered_)
-      owner_->remove(*registered_);
+      owner_->open.remove(*registered_);
     owner_->connections.fetch_sub(1);
   }
 
   /// Joins the listener's open connections (once shared).
   void enlist() {
-    registered_ = owner_->add(std::static_pointer_cast<evictable>(this->shared_from_this()));
+    registered_ = owner_->open.add(std::static_pointer_cast<evictable>(this->shared_from_this()));
   }
 
   void evict() override {
@@ -410,7 +355,7 @@ private:
   /// Strand-only: waiting for a request (evictable), and past the first.
   bool waiting_ = false;
   bool served_any_ = false;
-  std::optional<std::list<std::weak_ptr<evictable>>::iterator> registered_;
+  std::optional<io::idle_registry::entry> registered_;
   std::array<char, 16384> discard_;
 };
 
@@ -452,7 +397,7 @@ void serve_socket(tcp::socket socket, const std::shared_ptr<listener_state>& sta
   // longest (as nginx reuses keep-alive connections); refused only when
   // every connection has a request in flight.
   if (state->connections.load() > state->opts.max_connections
-      && !state->evict_longest_idle()) {
+      && !state->open.evict_longest_idle()) {
     s->refuse();
     return;
   }

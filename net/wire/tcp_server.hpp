@@ -42,6 +42,11 @@ public:
   /// Runs fn on its loop once everything written so far is sent; never,
   /// if the connection closes first.
   virtual void when_drained(std::function<void()> fn) = 0;
+  /// On its loop's thread: whether the session may be closed to make room
+  /// for a newcomer at maxConnections (nothing in flight, nothing of the
+  /// client's held), and whether its client logged in (those that did not
+  /// go first). A new connection is idle from its accept on.
+  virtual void set_idle(bool idle, bool logged_in) = 0;
 };
 
 /// Receives a connection's input; called on its connection's loop.
@@ -56,6 +61,9 @@ public:
   /// so the end of its stream will not be read until read_more(): the
   /// handler may end what it runs for a client that is gone.
   virtual void on_hang_up() {}
+  /// The listener, at maxConnections, closes this idle connection to make
+  /// room for a newcomer: the handler may write its goodbye now.
+  virtual void on_evicted() {}
 };
 
 using handler_factory

@@ -30,7 +30,7 @@ gateway_config read_root(walker& w, const YAML::Node& root, const load_options& 
     auto key = kv.first.Scalar();
     static constexpr std::string_view known[] = {
       "queryflux", "monitor", "clusters", "clusterGroups", "routers", "routingFallback",
-      "auth", "databaseCache", "translation"};
+      "auth", "databaseCache", "translation", "clusterStatsConfiguration"};
     if (std::find(std::begin(known), std::end(known), key) == std::end(known)
         && std::find(owned.begin(), owned.end(), key) == owned.end())
       w.report(key, "unknown key");
@@ -45,17 +45,16 @@ gateway_config read_root(walker& w, const YAML::Node& root, const load_options& 
     read_node(w, n, c.queryflux);
   else
     w.report("queryflux", "missing");
-  if (auto m = root["monitor"]; m && !m.IsNull() && w.expect_map(m, "monitor")) {
-    w.check_keys(m, "monitor", {"taskDelay", "checkTimeout"});
-    w.read(m, "monitor", "taskDelay", c.health.task_delay);
-    w.read(m, "monitor", "checkTimeout", c.health.check_timeout);
-  }
+  if (auto s = root["clusterStatsConfiguration"]; s && !s.IsNull())
+    read_cluster_stats_configuration(w, s, c.health);
+  if (auto m = root["monitor"]; m && !m.IsNull())
+    read_monitor(w, m, c.health);
   if (auto cl = root["clusters"]; cl && !cl.IsNull()
                                   && w.expect_map(cl, "clusters"))
     for (const auto& kv : cl) {
       cluster x;
       read_cluster(w, kv.first.Scalar(), kv.second,
-                   "clusters." + kv.first.Scalar(), x);
+                   "clusters." + kv.first.Scalar(), c.health, x);
       c.clusters.push_back(std::move(x));
     }
   if (auto gr = root["clusterGroups"];

@@ -30,7 +30,7 @@ void read_cluster_auth(walker& w, const YAML::Node& n, const std::string& path,
 } // namespace
 
 void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
-                  const std::string& path, cluster& out) {
+                  const std::string& path, const monitor& health, cluster& out) {
   out.name = name;
   if (!w.expect_map(n, path))
     return;
@@ -38,7 +38,8 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
                {"engine", "databasePath", "enabled", "maxRunningQueries",
                 "initSql", "healthCheckQuery", "endpoint", "host", "port",
                 "database", "user", "password", "poolSize", "auth", "queryAuth", "tls",
-                "externalAccess", "maxPinnedSessions", "pipelineDepth", "externalUrl"});
+                "externalAccess", "maxPinnedSessions", "pipelineDepth", "externalUrl",
+                "monitor"});
   std::string engine;
   w.read(n, path, "engine", engine);
   if (engine == "duckDb")
@@ -134,6 +135,8 @@ void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
   if (out.external_access && out.engine != engine_kind::duck_db
       && out.engine != engine_kind::sqlite)
     w.report(path + ".externalAccess", "only duckDb and sqlite clusters run SQL in the gateway");
+  if (auto m = n["monitor"]; m && !m.IsNull())
+    read_cluster_monitor(w, m, path + ".monitor", health.probe, out);
 }
 
 void read_group(walker& w, const std::string& name, const YAML::Node& n,
@@ -165,7 +168,8 @@ void read_group(walker& w, const std::string& name, const YAML::Node& n,
       w.read(s, sp, "type", type);
       bool found = false;
       for (auto k : {strategy_kind::round_robin, strategy_kind::least_loaded,
-                     strategy_kind::random, strategy_kind::failover})
+                     strategy_kind::random, strategy_kind::failover,
+                     strategy_kind::query_count_based})
         if (to_string(k) == type) {
           out.strategy = k;
           found = true;
@@ -173,7 +177,7 @@ void read_group(walker& w, const std::string& name, const YAML::Node& n,
       if (!found)
         w.report(sp + ".type", "unknown strategy \"" + type
                                  + "\" (roundRobin, leastLoaded, random, "
-                                   "failover)");
+                                   "failover, queryCountBased)");
     }
   }
 }

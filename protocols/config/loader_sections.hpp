@@ -14,8 +14,19 @@ void read_database_cache(walker& w, const YAML::Node& n, database_cache& out);
 
 void read_auth(walker& w, const YAML::Node& n, gateway_config& c);
 
+/// `health` is the global monitor, which a cluster's own takes over.
 void read_cluster(walker& w, const std::string& name, const YAML::Node& n,
-                  const std::string& path, cluster& out);
+                  const std::string& path, const monitor& health, cluster& out);
+
+/// monitor: the interval, the timeout and every cluster's probe.
+void read_monitor(walker& w, const YAML::Node& n, monitor& out);
+
+/// Trino Gateway's clusterStatsConfiguration.monitorType, as monitor.type.
+void read_cluster_stats_configuration(walker& w, const YAML::Node& n, monitor& out);
+
+/// clusters.<name>.monitor over the global probe (out.engine read first).
+void read_cluster_monitor(walker& w, const YAML::Node& n, const std::string& path,
+                          const health_probe& global, cluster& out);
 
 void read_group(walker& w, const std::string& name, const YAML::Node& n,
                 const std::string& path, cluster_group& out);

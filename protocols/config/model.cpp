@@ -51,8 +51,34 @@ std::string_view to_string(strategy_kind s) {
       return "random";
     case strategy_kind::failover:
       return "failover";
+    case strategy_kind::query_count_based:
+      return "queryCountBased";
   }
   return "unknown";
+}
+
+std::string_view to_string(monitor_type t) {
+  switch (t) {
+    case monitor_type::info_api:
+      return "INFO_API";
+    case monitor_type::jdbc:
+      return "JDBC";
+    case monitor_type::jmx:
+      return "JMX";
+    case monitor_type::metrics:
+      return "METRICS";
+    case monitor_type::noop:
+      return "NOOP";
+  }
+  return "unknown";
+}
+
+std::optional<monitor_type> monitor_type_from_string(std::string_view name) {
+  for (auto t : {monitor_type::info_api, monitor_type::jdbc, monitor_type::jmx,
+                 monitor_type::metrics, monitor_type::noop})
+    if (to_string(t) == name)
+      return t;
+  return std::nullopt;
 }
 
 const cluster* gateway_config::find_cluster(std::string_view name) const {

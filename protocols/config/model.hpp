@@ -144,6 +144,35 @@ struct cluster_auth {
 
 std::string_view to_string(engine_kind e);
 
+/// How a cluster's health (and load) is checked, Trino Gateway's
+/// clusterStatsConfiguration.monitorType: INFO_API (Trino's /v1/info, the
+/// health query elsewhere), JDBC (SQL over the engine's own protocol),
+/// JMX (Trino's /v1/jmx), METRICS (its Prometheus endpoint), NOOP.
+enum class monitor_type { info_api, jdbc, jmx, metrics, noop };
+
+std::string_view to_string(monitor_type t);
+std::optional<monitor_type> monitor_type_from_string(std::string_view name);
+
+/// What a health check asks, for every cluster (monitor) or one
+/// (clusters.<name>.monitor, over the global one).
+struct health_probe {
+  monitor_type type = monitor_type::info_api;
+  /// 502, 503 and 504 (a coordinator busy or restarting) are tried again
+  /// this many times within one check.
+  uint32_t retries = 0;
+  /// METRICS: where the cluster serves Prometheus text, and the bounds
+  /// that make it healthy (every named metric within its minimum and
+  /// maximum), and the metrics that say how many queries run and wait.
+  std::string metrics_endpoint = "/metrics";
+  std::map<std::string, double> metric_minimum_values{
+    {"trino_metadata_name_DiscoveryNodeManager_ActiveNodeCount", 1}};
+  std::map<std::string, double> metric_maximum_values;
+  std::string running_queries_metric_name = "trino_execution_name_QueryManager_RunningQueries";
+  std::string queued_queries_metric_name = "trino_execution_name_QueryManager_QueuedQueries";
+
+  bool operator==(const health_probe&) const = default;
+};
+
 struct cluster {
   std::string name;
   engine_kind engine = engine_kind::duck_db;
@@ -190,11 +219,13 @@ struct cluster {
   /// (the client's when auth names none); impersonate: the client's, which
   /// the cluster must allow auth's user to impersonate.
   std::string query_auth = "serviceAccount";
+  /// Its own health probe (clusters.<name>.monitor, over the global one).
+  std::optional<health_probe> monitor;
 
   bool operator==(const cluster&) const = default;
 };
 
-enum class strategy_kind { round_robin, least_loaded, random, failover };
+enum class strategy_kind { round_robin, least_loaded, random, failover, query_count_based };
 
 std::string_view to_string(strategy_kind s);
 
@@ -240,6 +271,13 @@ struct monitor {
   duration task_delay = std::chrono::minutes(1);
   /// Per-check timeout: a hung cluster is marked unhealthy after this.
   duration check_timeout = std::chrono::seconds(10);
+  /// The probe of every cluster that names none of its own.
+  health_probe probe;
+
+  /// The probe that checks `c`.
+  const health_probe& probe_of(const cluster& c) const {
+    return c.monitor ? *c.monitor : probe;
+  }
 };
 
 enum class log_format { text, json };

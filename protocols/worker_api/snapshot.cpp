@@ -102,6 +102,34 @@ bool is_revision(std::string_view r) {
   return true;
 }
 
+namespace {
+
+/// The monitor section as workers read it. The probe's keys only where
+/// they differ from the defaults: a fleet that sets none has the revision
+/// it had before probes existed, and older workers read it.
+json monitor_json(const config::monitor& m) {
+  json out{{"taskDelay", ms_text(m.task_delay)}, {"checkTimeout", ms_text(m.check_timeout)}};
+  const config::health_probe defaults;
+  const auto& p = m.probe;
+  if (p.type != defaults.type)
+    out["type"] = to_string(p.type);
+  if (p.retries != defaults.retries)
+    out["retries"] = p.retries;
+  if (p.metrics_endpoint != defaults.metrics_endpoint)
+    out["metricsEndpoint"] = p.metrics_endpoint;
+  if (p.metric_minimum_values != defaults.metric_minimum_values)
+    out["metricMinimumValues"] = p.metric_minimum_values;
+  if (p.metric_maximum_values != defaults.metric_maximum_values)
+    out["metricMaximumValues"] = p.metric_maximum_values;
+  if (p.running_queries_metric_name != defaults.running_queries_metric_name)
+    out["runningQueriesMetricName"] = p.running_queries_metric_name;
+  if (p.queued_queries_metric_name != defaults.queued_queries_metric_name)
+    out["queuedQueriesMetricName"] = p.queued_queries_metric_name;
+  return out;
+}
+
+} // namespace
+
 snapshot_policy policy_of(const config::gateway_config& cfg) {
   snapshot_policy p;
   json auth = {{"provider", cfg.auth.enabled ? "static" : "none"},
@@ -113,9 +141,7 @@ snapshot_policy policy_of(const config::gateway_config& cfg) {
     auth["staticUsers"] = {{"users", users}};
   }
   p.auth_json = auth.dump();
-  p.monitor_json = json{{"taskDelay", ms_text(cfg.health.task_delay)},
-                        {"checkTimeout", ms_text(cfg.health.check_timeout)}}
-                     .dump();
+  p.monitor_json = monitor_json(cfg.health).dump();
   const auto& api = cfg.queryflux.worker_api;
   p.history_endpoint = api.history_endpoint;
   p.redaction = api.history_redaction;

@@ -7,18 +7,18 @@ import { startGateway, runCli, writeConfig, runRaw } from './support/gateway.mjs
 import { PG_URL, freshDatabase, gatewayConfig, sql } from './support/database.mjs';
 
 
-test('queryflux migrate brings an empty database to V22, then has nothing to do', async (t) => {
+test('queryflux migrate brings an empty database to V23, then has nothing to do', async (t) => {
   const url = await freshDatabase(t);
   const { file } = writeConfig(gatewayConfig({ trino: 23700, admin: 23701 }, { type: 'postgres', url }));
   const first = runCli(['migrate', '--config', file]);
   assert.equal(first.code, 0, first.stderr);
   assert.match(first.stdout, /^applied V1\napplied V2\n/);
-  assert.match(first.stdout, /applied V22\ndatabase at V22\n$/);
+  assert.match(first.stdout, /applied V23\ndatabase at V23\n$/);
   const again = runCli(['migrate', '--config', file]);
   assert.equal(again.code, 0, again.stderr);
-  assert.equal(again.stdout, 'database at V22, nothing to apply\n');
+  assert.equal(again.stdout, 'database at V23, nothing to apply\n');
   const rows = await sql(url, 'SELECT max(version) AS v FROM queryflux_schema_history');
-  assert.equal(rows[0].v, 22);
+  assert.equal(rows[0].v, 23);
 });
 
 test('migrate without PostgreSQL persistence is a usage error', () => {
@@ -34,12 +34,12 @@ test('serve migrates at start with autoMigrate, and refuses a database newer tha
   const gw = await startGateway(gatewayConfig(ports, { type: 'postgres', url }));
   await gw.kill();
   const rows = await sql(url, 'SELECT count(*)::int AS n FROM queryflux_schema_history');
-  assert.equal(rows[0].n, 22);
-  await sql(url, "INSERT INTO queryflux_schema_history (version, name, checksum) VALUES (23, 'future', 'x')");
+  assert.equal(rows[0].n, 23);
+  await sql(url, "INSERT INTO queryflux_schema_history (version, name, checksum) VALUES (24, 'future', 'x')");
   const { file } = writeConfig(gatewayConfig(ports, { type: 'postgres', url }));
   const refused = runCli(['serve', '--config', file]);
   assert.equal(refused.code, 1);
-  assert.match(refused.stdout + refused.stderr, /the database is at migration V23, newer than this QueryFlux knows \(V22\)/);
+  assert.match(refused.stdout + refused.stderr, /the database is at migration V24, newer than this QueryFlux knows \(V23\)/);
 });
 
 test('serve with autoMigrate off refuses a database that is behind', async (t) => {
@@ -48,7 +48,7 @@ test('serve with autoMigrate off refuses a database that is behind', async (t) =
     { type: 'postgres', url, autoMigrate: false }));
   const r = runCli(['serve', '--config', file]);
   assert.equal(r.code, 1);
-  assert.match(r.stdout + r.stderr, /the database is at V0, this QueryFlux needs V22: run `queryflux migrate`/);
+  assert.match(r.stdout + r.stderr, /the database is at V0, this QueryFlux needs V23: run `queryflux migrate`/);
   const tables = await sql(url, "SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
   assert.equal(tables[0].n, 0, 'nothing was created');
 });
@@ -223,5 +223,5 @@ test('a database not there yet: alive but not ready until it is, then serving', 
   t.after(() => gw.kill());
   const r = await runRaw(gw.trinoUrl, 'SELECT 5 AS five');
   assert.deepEqual(r.data, [[5]]);
-  assert.equal((await sql(url, 'SELECT max(version) AS v FROM queryflux_schema_history'))[0].v, 22);
+  assert.equal((await sql(url, 'SELECT max(version) AS v FROM queryflux_schema_history'))[0].v, 23);
 });

@@ -14,24 +14,24 @@ using migrations_test = test_support::fresh_database;
 
 } // namespace
 
-TEST(embedded_migrations, run_from_v1_to_v22_without_gaps) {
+TEST(embedded_migrations, run_from_v1_to_v23_without_gaps) {
   const auto& all = migrations::all();
-  ASSERT_EQ(all.size(), 22u);
+  ASSERT_EQ(all.size(), 23u);
   for (size_t i = 0; i < all.size(); ++i) {
     EXPECT_EQ(all[i].version, static_cast<int>(i + 1));
     EXPECT_FALSE(all[i].sql.empty());
   }
-  EXPECT_EQ(migrator::latest_version(), 22);
+  EXPECT_EQ(migrator::latest_version(), 23);
 }
 
 TEST_F(migrations_test, an_empty_database_is_migrated_to_the_latest_version) {
   EXPECT_EQ(migrator::check(url).version, 0);
   auto r = migrator::migrate(url);
-  ASSERT_EQ(r.applied.size(), 22u);
+  ASSERT_EQ(r.applied.size(), 23u);
   EXPECT_EQ(r.applied.front(), 1);
-  EXPECT_EQ(r.applied.back(), 22);
-  EXPECT_EQ(r.version, 22);
-  EXPECT_EQ(query("SELECT count(*) FROM queryflux_schema_history")[0][0].as<int>(), 22);
+  EXPECT_EQ(r.applied.back(), 23);
+  EXPECT_EQ(r.version, 23);
+  EXPECT_EQ(query("SELECT count(*) FROM queryflux_schema_history")[0][0].as<int>(), 23);
   // The worker migrations of the spec.
   EXPECT_EQ(query("SELECT count(*) FROM information_schema.columns WHERE table_name = "
                   "'worker_registry' AND column_name = 'status'")[0][0].as<int>(),
@@ -46,14 +46,14 @@ TEST_F(migrations_test, an_empty_database_is_migrated_to_the_latest_version) {
   query("INSERT INTO query_records (proxy_query_id, frontend_protocol, status) "
         "VALUES ('q1', 'trinoHttp', 'Failed') ON CONFLICT (proxy_query_id) DO NOTHING");
   EXPECT_EQ(query("SELECT status FROM query_records")[0][0].as<std::string>(), "Success");
-  EXPECT_EQ(migrator::check(url).version, 22);
+  EXPECT_EQ(migrator::check(url).version, 23);
 }
 
 TEST_F(migrations_test, running_again_applies_nothing) {
   migrator::migrate(url);
   auto again = migrator::migrate(url);
   EXPECT_TRUE(again.applied.empty());
-  EXPECT_EQ(again.version, 22);
+  EXPECT_EQ(again.version, 23);
 }
 
 TEST_F(migrations_test, two_processes_migrating_at_once_apply_each_version_once) {
@@ -61,8 +61,8 @@ TEST_F(migrations_test, two_processes_migrating_at_once_apply_each_version_once)
   std::thread other{[&] { a = migrator::migrate(url).applied; }};
   b = migrator::migrate(url).applied;
   other.join();
-  EXPECT_EQ(a.size() + b.size(), 22u); // the advisory lock serialised them
-  EXPECT_EQ(query("SELECT count(*) FROM queryflux_schema_history")[0][0].as<int>(), 22);
+  EXPECT_EQ(a.size() + b.size(), 23u); // the advisory lock serialised them
+  EXPECT_EQ(query("SELECT count(*) FROM queryflux_schema_history")[0][0].as<int>(), 23);
 }
 
 TEST_F(migrations_test, migrating_in_steps_reaches_the_same_schema) {
@@ -70,7 +70,7 @@ TEST_F(migrations_test, migrating_in_steps_reaches_the_same_schema) {
   EXPECT_EQ(first.version, 17);
   EXPECT_EQ(migrator::check(url).version, 17);
   auto rest = migrator::migrate(url);
-  EXPECT_EQ(rest.applied, (std::vector<int>{18, 19, 20, 21, 22}));
+  EXPECT_EQ(rest.applied, (std::vector<int>{18, 19, 20, 21, 22, 23}));
 }
 
 TEST_F(migrations_test, v19_succeeds_when_the_worker_index_was_created_by_hand) {
@@ -85,7 +85,7 @@ TEST_F(migrations_test, v19_succeeds_when_the_worker_index_was_created_by_hand) 
     tx.commit();
   }
   auto r = migrator::migrate(url);
-  EXPECT_EQ(r.applied, (std::vector<int>{19, 20, 21, 22}));
+  EXPECT_EQ(r.applied, (std::vector<int>{19, 20, 21, 22, 23}));
   EXPECT_EQ(query("SELECT count(*) FROM pg_indexes WHERE indexname = 'query_records_worker'")[0][0]
               .as<int>(),
             1);
@@ -94,7 +94,7 @@ TEST_F(migrations_test, v19_succeeds_when_the_worker_index_was_created_by_hand) 
 TEST_F(migrations_test, a_database_newer_than_the_binary_is_refused_untouched) {
   migrator::migrate(url);
   query("INSERT INTO queryflux_schema_history (version, name, checksum) "
-        "VALUES (23, 'from_the_future', 'x')");
+        "VALUES (24, 'from_the_future', 'x')");
   for (auto attempt : {0, 1}) {
     try {
       if (attempt == 0)
@@ -103,13 +103,13 @@ TEST_F(migrations_test, a_database_newer_than_the_binary_is_refused_untouched) {
         migrator::check(url);
       FAIL() << "expected a refusal";
     } catch (const migrator::migration_error& e) {
-      EXPECT_NE(std::string{e.what()}.find("the database is at migration V23, newer than this "
-                                           "QueryFlux knows (V22)"),
+      EXPECT_NE(std::string{e.what()}.find("the database is at migration V24, newer than this "
+                                           "QueryFlux knows (V23)"),
                 std::string::npos)
         << e.what();
     }
   }
-  EXPECT_EQ(query("SELECT count(*) FROM queryflux_schema_history")[0][0].as<int>(), 23);
+  EXPECT_EQ(query("SELECT count(*) FROM queryflux_schema_history")[0][0].as<int>(), 24);
 }
 
 TEST_F(migrations_test, an_altered_migration_is_refused) {

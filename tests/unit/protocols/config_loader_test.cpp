@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 using namespace qf::config;
 using namespace std::chrono_literals;
@@ -169,7 +170,7 @@ routingFallback: missing
     << all_problems(r);
   EXPECT_TRUE(has_problem(r, "clusterGroups.bi.strategy.type: unknown strategy "
                              "\"weighted\" (roundRobin, leastLoaded, random, "
-                             "failover)"))
+                             "failover, queryCountBased)"))
     << all_problems(r);
   EXPECT_TRUE(std::any_of(r.problems.begin(), r.problems.end(),
                           [](const std::string& p) {
@@ -590,4 +591,81 @@ clusterGroups: { g: { members: [pg, other] } }
   ASSERT_TRUE(ok.config) << all_problems(ok);
   EXPECT_EQ(ok.config->clusters[0].pipeline_depth, 8u);
   EXPECT_EQ(ok.config->clusters[1].pipeline_depth, 1u) << "off unless asked for";
+}
+
+TEST(config_loader, monitor_types_apply_to_every_cluster_or_one) {
+  auto r = load_from_string(R"(
+queryflux:
+  frontends: { trinoHttp: { port: 18080 } }
+monitor:
+  taskDelay: 5s
+  type: JMX
+  retries: 2
+  metricMinimumValues: { up: 1 }
+clusters:
+  t1: { engine: trino, endpoint: "http://t1:8080" }
+  t2:
+    engine: trino
+    endpoint: "http://t2:8080"
+    monitor: { type: METRICS, metricMaximumValues: { trino_queued: 50 } }
+  duck: { engine: duckDb, monitor: { type: NOOP } }
+clusterGroups:
+  g: { members: [t1, t2, duck], strategy: { type: queryCountBased } }
+)");
+  ASSERT_TRUE(r.config) << all_problems(r);
+  const auto& c = *r.config;
+  EXPECT_EQ(c.health.probe.type, monitor_type::jmx);
+  EXPECT_EQ(c.health.probe.retries, 2u);
+  EXPECT_EQ(c.health.probe.metric_minimum_values, (std::map<std::string, double>{{"up", 1}}));
+  EXPECT_EQ(c.health.probe_of(c.clusters[0]).type, monitor_type::jmx);
+  // A cluster's own probe takes what it does not say from the global one.
+  const auto& t2 = c.health.probe_of(c.clusters[1]);
+  EXPECT_EQ(t2.type, monitor_type::metrics);
+  EXPECT_EQ(t2.retries, 2u);
+  EXPECT_EQ(t2.metric_minimum_values, (std::map<std::string, double>{{"up", 1}}));
+  EXPECT_EQ(t2.metric_maximum_values, (std::map<std::string, double>{{"trino_queued", 50}}));
+  EXPECT_EQ(t2.running_queries_metric_name, "trino_execution_name_QueryManager_RunningQueries");
+  EXPECT_EQ(c.health.probe_of(c.clusters[2]).type, monitor_type::noop);
+  EXPECT_EQ(c.groups[0].strategy, strategy_kind::query_count_based);
+}
+
+TEST(config_loader, trino_gateways_monitor_type_key_is_read) {
+  auto r = load_from_string(std::string{minimal} + "clusterStatsConfiguration: { monitorType: JDBC }\n");
+  ASSERT_TRUE(r.config) << all_problems(r);
+  EXPECT_EQ(r.config->health.probe.type, monitor_type::jdbc);
+  // The defaults, as Trino Gateway's.
+  auto d = load_from_string(minimal);
+  ASSERT_TRUE(d.config);
+  EXPECT_EQ(d.config->health.probe.type, monitor_type::info_api);
+  EXPECT_EQ(d.config->health.probe.retries, 0u);
+  EXPECT_EQ(d.config->health.probe.metrics_endpoint, "/metrics");
+}
+
+TEST(config_loader, bad_monitors_are_reported_with_their_paths) {
+  auto r = load_from_string(R"(
+queryflux:
+  frontends: { trinoHttp: { port: 18080 } }
+clusterStatsConfiguration: { monitorType: UI_API }
+monitor:
+  type: SNMP
+  retries: 99
+  metricsEndpoint: metrics
+  metricMinimumValues: { up: lots }
+  colour: red
+clusters:
+  pg: { engine: postgres, endpoint: "postgres://u@h/d", monitor: { type: JMX } }
+clusterGroups:
+  g: { members: [pg] }
+)");
+  EXPECT_FALSE(r.config);
+  for (const auto& p : {
+         "clusterStatsConfiguration.monitorType: unknown monitor type \"UI_API\" (INFO_API, JDBC, "
+         "JMX, METRICS or NOOP; UI_API is not built: use JDBC for per-user counts)",
+         "monitor.type: unknown monitor type \"SNMP\" (INFO_API, JDBC, JMX, METRICS or NOOP)",
+         "monitor.retries: expected a whole number from 0 to 10",
+         "monitor.metricsEndpoint: expected a path starting with /",
+         "monitor.metricMinimumValues.up: expected a number",
+         "monitor.colour: unknown key",
+         "clusters.pg.monitor.type: JMX reads Trino's own endpoints: only trino clusters"})
+    EXPECT_TRUE(has_problem(r, p)) << p << "\n" << all_problems(r);
 }

@@ -269,3 +269,19 @@ TEST(config_worker, a_snapshot_compiles_on_the_workers_file_strictly) {
     return p.rfind("routers[0].rules[0].regex: invalid regex", 0) == 0;
   })) << all_problems(bad);
 }
+
+TEST(config_worker, a_snapshots_monitor_sets_the_probe_of_the_workers_clusters) {
+  fleet f;
+  f.clusters = {{"t", R"({"engine":"trino","endpoint":"http://t:8080"})"},
+                {"u", R"({"engine":"trino","endpoint":"http://u:8080","monitor":{"type":"NOOP"}})"}};
+  f.groups = {{"g", R"({"members":["t","u"],"strategy":{"type":"queryCountBased"}})"}};
+  auto r = load_worker_config(worker_yaml, f, R"({"provider":"none"})",
+                              R"({"taskDelay":"5000ms","checkTimeout":"1000ms","type":"JMX",)"
+                              R"("retries":3})");
+  ASSERT_TRUE(r.config) << all_problems(r);
+  const auto& m = r.config->health;
+  EXPECT_EQ(m.probe_of(r.config->clusters[0]).type, monitor_type::jmx);
+  EXPECT_EQ(m.probe_of(r.config->clusters[1]).type, monitor_type::noop);
+  EXPECT_EQ(m.probe_of(r.config->clusters[1]).retries, 3u);
+  EXPECT_EQ(r.config->groups[0].strategy, strategy_kind::query_count_based);
+}

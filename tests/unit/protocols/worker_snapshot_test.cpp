@@ -2,6 +2,8 @@
 // come in, and a worker's checks: hash, schemaVersion, shape.
 #include "protocols/worker_api/snapshot.hpp"
 
+#include "protocols/config/loader.hpp"
+
 #include "protocols/common/canonical_json.hpp"
 #include "protocols/common/sha256.hpp"
 
@@ -117,4 +119,29 @@ TEST(worker_snapshot, a_correctly_hashed_snapshot_of_the_wrong_shape_is_rejected
   EXPECT_EQ(error_after([](json& d) { d["translation"]["errorOnUnsupported"] = "yes"; }),
             "snapshot.translation.errorOnUnsupported must be true or false");
   EXPECT_EQ(error_after([](json&) {}), ""); // unchanged: accepted
+}
+
+TEST(worker_snapshot, the_monitor_goes_to_workers_with_only_what_differs_from_the_defaults) {
+  auto loaded = config::load_from_string(R"(
+queryflux:
+  frontends: { trinoHttp: { port: 18080 } }
+monitor: { taskDelay: 5s, type: METRICS, retries: 2, metricMaximumValues: { queued: 9 } }
+clusters: { t: { engine: trino, endpoint: "http://t:8080" } }
+clusterGroups: { g: { members: [t] } }
+)");
+  ASSERT_TRUE(loaded.config);
+  auto m = nlohmann::json::parse(policy_of(*loaded.config).monitor_json);
+  EXPECT_EQ(m, nlohmann::json::parse(R"({"taskDelay":"5000ms","checkTimeout":"10000ms",
+    "type":"METRICS","retries":2,"metricMaximumValues":{"queued":9.0}})"));
+  // A fleet that sets none of the probe's keys has the snapshot it had
+  // before probes existed (and older workers read it).
+  auto plain = config::load_from_string(R"(
+queryflux:
+  frontends: { trinoHttp: { port: 18080 } }
+clusters: { d: { engine: duckDb } }
+clusterGroups: { g: { members: [d] } }
+)");
+  ASSERT_TRUE(plain.config);
+  EXPECT_EQ(nlohmann::json::parse(policy_of(*plain.config).monitor_json),
+            nlohmann::json::parse(R"({"taskDelay":"60000ms","checkTimeout":"10000ms"})"));
 }
