@@ -37,9 +37,11 @@ std::optional<uint32_t> connection::count_of(const std::string& sql) {
   try {
     auto cur = execute(sql);
     row_batch rows;
-    while (cur->fetch(rows, 16)) {
-      // read to the end: the connection serves the next check
-    }
+    bool more = cur->fetch(rows, 16);
+    // Read to the end (the connection serves the next check), a batch at
+    // a time: a full batch would take no more rows.
+    for (row_batch rest; more; rest.cells.clear())
+      more = cur->fetch(rest, 256);
     if (rows.rows() == 0 || !rows.at(0, 0))
       return std::nullopt;
     const auto& text = *rows.at(0, 0);

@@ -166,30 +166,31 @@ public:
     auto cur = execute("SELECT state, \"user\", count(*) FROM system.runtime.queries "
                        "WHERE state IN ('QUEUED', 'RUNNING') GROUP BY 1, 2",
                        {});
-    row_batch rows;
-    while (cur->fetch(rows, 1024)) {
-      // to the end: the connection serves the next check
-    }
     engine_load out;
     auto own = user_name();
     bool self_seen = false;
-    for (size_t r = 0; r < rows.rows(); ++r) {
-      if (!rows.at(r, 0) || !rows.at(r, 1) || !rows.at(r, 2))
-        continue;
-      uint32_t n = 0;
-      const auto& text = *rows.at(r, 2);
-      std::from_chars(text.data(), text.data() + text.size(), n);
-      if (*rows.at(r, 0) == "QUEUED") {
-        out.queued += n;
-        out.user_queued[*rows.at(r, 1)] += n;
-        continue;
+    row_batch rows;
+    for (bool more = true; more;) {
+      rows.cells.clear(); // a batch at a time: a busy cluster has many users
+      more = cur->fetch(rows, 1024);
+      for (size_t r = 0; r < rows.rows(); ++r) {
+        if (!rows.at(r, 0) || !rows.at(r, 1) || !rows.at(r, 2))
+          continue;
+        uint32_t n = 0;
+        const auto& text = *rows.at(r, 2);
+        std::from_chars(text.data(), text.data() + text.size(), n);
+        if (*rows.at(r, 0) == "QUEUED") {
+          out.queued += n;
+          out.user_queued[*rows.at(r, 1)] += n;
+          continue;
+        }
+        // This very query runs too: not the cluster's load.
+        if (!self_seen && n > 0 && *rows.at(r, 1) == own) {
+          self_seen = true;
+          --n;
+        }
+        out.running += n;
       }
-      // This very query runs too: not the cluster's load.
-      if (!self_seen && n > 0 && *rows.at(r, 1) == own) {
-        self_seen = true;
-        --n;
-      }
-      out.running += n;
     }
     return out;
   }

@@ -1,16 +1,20 @@
 // A listener's open connections, to find the one idle the longest when a
 // newcomer arrives at maxConnections (as nginx reuses keep-alive
-// connections): the HTTP ports and the wire ports share it. Thread-safe.
+// connections): the HTTP ports and the wire ports share it. Idle
+// connections wait in two lists in the order they became idle, those whose
+// client never logged in apart from the others, so the choice is the front
+// of one of them and costs the same however many connections are open.
+// Thread-safe; a wire listener keeps one per event loop, so that its
+// connections' comings and goings take an uncontended lock.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
-#include <utility>
-#include <vector>
+#include <optional>
+#include <span>
 
 namespace qf::io {
 
@@ -21,75 +25,119 @@ public:
 
   /// Closes the connection if it is still idle (on its own thread).
   virtual void evict() = 0;
+};
 
-  /// Since when it is idle (steady ms); 0 while it is busy, or once
-  /// chosen to go.
-  std::atomic<int64_t> idle_since_ms{0};
-  /// Whose client logged in: those that did not go first (they hold
+class idle_registry {
+public:
+  /// Where a connection stands: busy, or idle with or without a client
+  /// that logged in. Those that never logged in go first (they hold
   /// nobody's session, and a flood of half-open logins is what they are),
   /// then the others, each the longest idle first.
-  std::atomic<bool> logged_in{false};
+  enum class standing { busy, idle_anonymous, idle_logged_in };
+
+private:
+  struct member {
+    std::weak_ptr<evictable> who;
+    standing where = standing::busy;
+    int64_t since_ms = 0; // when it came to where it stands
+  };
+
+public:
+  using entry = std::list<member>::iterator;
 
   static int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
   }
-};
 
-class idle_registry {
-public:
-  using entry = std::list<std::weak_ptr<evictable>>::iterator;
-
-  entry add(std::weak_ptr<evictable> c) {
+  /// A new connection, idle (nothing asked yet) from now.
+  entry join(std::weak_ptr<evictable> who) {
     std::lock_guard guard{mtx_};
-    return open_.insert(open_.end(), std::move(c));
+    auto& idle = list(standing::idle_anonymous);
+    return idle.insert(idle.end(), member{std::move(who), standing::idle_anonymous, now_ms()});
   }
 
-  void remove(entry at) {
+  /// Moves a connection to the back of where it stands now (nothing when
+  /// it stands there already: its time there goes on).
+  void stand(entry e, standing where) {
     std::lock_guard guard{mtx_};
-    open_.erase(at);
+    if (e->where == where)
+      return;
+    list(where).splice(list(where).end(), list(e->where), e);
+    e->where = where;
+    e->since_ms = now_ms();
   }
 
-  /// Closes the connection idle the longest, one not logged in before
-  /// any that is; false when none is idle.
-  bool evict_longest_idle() {
-    // Every connection looked at stays held until the lock is let go:
-    // should one of these be its last reference, its destructor takes
-    // the lock.
-    std::vector<std::shared_ptr<evictable>> seen;
-    evictable* oldest = nullptr;
-    int64_t since = 0;
-    bool oldest_logged_in = false;
-    {
-      std::lock_guard guard{mtx_};
-      seen.reserve(open_.size());
-      for (const auto& w : open_) {
-        auto c = w.lock();
-        if (!c)
-          continue;
-        auto t = c->idle_since_ms.load();
-        bool in = c->logged_in.load();
-        if (t != 0 && (!oldest || std::pair{in, t} < std::pair{oldest_logged_in, since})) {
-          oldest = c.get();
-          since = t;
-          oldest_logged_in = in;
-        }
-        seen.push_back(std::move(c));
+  void leave(entry e) {
+    std::lock_guard guard{mtx_};
+    list(e->where).erase(e);
+  }
+
+  /// The longest idle here, as (logged in, idle since): for comparing
+  /// the front of several registries.
+  std::optional<std::pair<bool, int64_t>> longest_idle() {
+    std::lock_guard guard{mtx_};
+    for (auto where : {standing::idle_anonymous, standing::idle_logged_in})
+      if (!list(where).empty())
+        return std::pair{where == standing::idle_logged_in, list(where).front().since_ms};
+    return std::nullopt;
+  }
+
+  /// Takes the longest idle connection off the idle lists (it counts as
+  /// busy until it says otherwise) and returns it; null when none is idle.
+  std::shared_ptr<evictable> claim_longest_idle() {
+    std::shared_ptr<evictable> chosen;
+    std::lock_guard guard{mtx_};
+    for (auto where : {standing::idle_anonymous, standing::idle_logged_in}) {
+      auto& idle = list(where);
+      while (!idle.empty()) {
+        auto e = idle.begin();
+        list(standing::busy).splice(list(standing::busy).end(), idle, e);
+        e->where = standing::busy;
+        // A connection in its destructor is on its way out by itself; its
+        // last reference may not be let go here, under the lock it takes.
+        if ((chosen = e->who.lock()))
+          return chosen;
       }
-      // Chosen: nobody else picks it, and it goes unless busy meanwhile.
-      if (!oldest || !oldest->idle_since_ms.compare_exchange_strong(since, 0))
-        oldest = nullptr;
     }
-    if (!oldest)
-      return false;
-    oldest->evict();
-    return true;
+    return nullptr;
+  }
+
+  /// Closes the longest idle connection of these registries; false when
+  /// none is idle.
+  static bool evict_longest_idle(std::span<idle_registry* const> registries) {
+    for (;;) {
+      idle_registry* best = nullptr;
+      std::pair<bool, int64_t> key{};
+      for (auto* r : registries)
+        if (auto k = r->longest_idle(); k && (!best || *k < key)) {
+          best = r;
+          key = *k;
+        }
+      if (!best)
+        return false;
+      // Another may have claimed its front meanwhile; whatever is idle
+      // there now goes, or the next registry is looked at.
+      if (auto c = best->claim_longest_idle()) {
+        c->evict();
+        return true;
+      }
+    }
+  }
+
+  bool evict_longest_idle() {
+    idle_registry* self = this;
+    return evict_longest_idle(std::span{&self, 1});
   }
 
 private:
+  std::list<member>& list(standing where) {
+    return lists_[static_cast<int>(where)];
+  }
+
   std::mutex mtx_;
-  std::list<std::weak_ptr<evictable>> open_;
+  std::list<member> lists_[3];
 };
 
 } // namespace qf::io

@@ -3,6 +3,7 @@
 #include "io/descriptor_limit.hpp"
 #include "io/host_name.hpp"
 #include "io/usable_cores.hpp"
+#include "actors/control/revoked_sessions.hpp"
 #include "actors/control/studio_key.hpp"
 #include "net/boundary/routes.hpp"
 #include "net/boundary/secure_random.hpp"
@@ -15,6 +16,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
 #include <fstream>
@@ -65,20 +67,31 @@ std::unique_ptr<caf::actor_system_config> actor_config(const server_options& opt
   return cfg;
 }
 
-/// Studio's logins: the session key is the database's with PostgreSQL
-/// persistence (every replica accepts every session, and a restart keeps
-/// them), else this process's own.
+/// Studio's logins. With PostgreSQL persistence the session key and the
+/// logouts are the database's (every replica accepts every session, a
+/// restart keeps them, and a logout holds everywhere); else this
+/// process's own.
 std::shared_ptr<boundary::studio_sessions> studio_sessions_of(const config::node& q,
-                                                              const std::string& address) {
+                                                              const std::string& address,
+                                                              caf::actor_system& sys,
+                                                              studio_revocations_actor& store) {
   auto key = boundary::random_hex(32);
+  auto revoked = std::make_shared<revoked_sessions>();
+  boundary::studio_sessions::logout_fn on_logout;
   if (q.persistence.type == "postgres") {
     try {
       key = studio_key::stored_or(q.persistence.url, key);
+      revoked->merge(studio_key::revoked(q.persistence.url), 0);
     } catch (const std::exception& e) {
       spdlog::warn("cannot read Studio's session key from the database ({}); sessions are "
                    "this process's own until it restarts",
                    e.what());
     }
+    store = sys.spawn<caf::detached>(studio_revocations, q.persistence.url, revoked,
+                                     caf::timespan{std::chrono::seconds(2)});
+    on_logout = [store](const std::string& id, int64_t expires_at) {
+      caf::anon_send(store, atom::put::value, id, expires_at);
+    };
   }
   bool loopback = address == "127.0.0.1" || address == "::1" || address == "localhost";
   if (q.admin.username == "admin" && q.admin.password == "admin" && !loopback)
@@ -86,7 +99,8 @@ std::shared_ptr<boundary::studio_sessions> studio_sessions_of(const config::node
                  "admin/admin: set adminApi.username and adminApi.password",
                  address);
   return std::make_shared<boundary::studio_sessions>(q.admin, std::move(key),
-                                                     !q.admin.tls_cert_file.empty());
+                                                     !q.admin.tls_cert_file.empty(), nullptr,
+                                                     std::move(revoked), std::move(on_logout));
 }
 
 } // namespace
@@ -142,6 +156,7 @@ struct server::impl {
   std::unique_ptr<node> gateway;
   std::unique_ptr<http::service> web;
   std::unique_ptr<wire::service> wire;
+  studio_revocations_actor studio_store; // with PostgreSQL persistence
   uint16_t trino = 0, admin = 0, postgres = 0, mysql = 0;
   bool stopped = false;
 };
@@ -190,7 +205,8 @@ server::server(startup::served_config served, server_options opts)
                                      ? boundary::make_ops_routes(svc, q)
                                      : boundary::make_admin_routes(
                                          svc, q.admin, q.worker_api,
-                                         studio_sessions_of(q, opts.address)));
+                                         studio_sessions_of(q, opts.address, *m.sys,
+                                                            m.studio_store)));
     if (q.postgres_wire.enabled)
       m.postgres = m.wire->listen(
         {"postgresWire", opts.address, q.postgres_wire.port, connection_limit(q.postgres_wire),
@@ -289,6 +305,8 @@ void server::stop() {
         caf::anon_send_exit(q.actor, caf::exit_reason::user_shutdown);
     m.gateway->stop();
   }
+  if (m.studio_store)
+    caf::anon_send_exit(m.studio_store, caf::exit_reason::user_shutdown);
   // Actors answering HTTP requests post their answers to the listeners'
   // io_context: it must outlive the last of them, so they all end first.
   if (m.sys)

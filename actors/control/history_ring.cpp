@@ -151,11 +151,9 @@ std::optional<query_record> history_ring::record(const std::string& id) const {
 
 void history_ring::count(query_buckets& b) const {
   std::lock_guard guard{mtx_};
-  // Every record unpacked: a dashboard's read every few seconds, over at
-  // most queryHistoryCapacity records.
-  for (size_t i = 0; i < records_.size(); ++i) {
-    auto r = unpack(records_[i]);
-    b.count(r.created_at_ms, r.status == "Failed" || r.status == "Denied");
+  for (const auto& packed : records_) {
+    auto a = arrival_of(packed);
+    b.count(a.created_at_ms, a.status == "Failed" || a.status == "Denied");
   }
 }
 

@@ -84,4 +84,22 @@ std::string_view packed_id(std::string_view bytes) {
   return id;
 }
 
+packed_arrival arrival_of(std::string_view bytes) {
+  // Walks the strings' lengths, copying nothing: the dashboard counts
+  // every record of the ring under its lock.
+  packed_arrival out;
+  size_t at = 0;
+  bool whole = true;
+  query_record shape; // names the fields, in their order
+  each_string(shape, [&](const std::string& field) {
+    std::string_view text;
+    whole = whole && take_string(bytes, at, text);
+    if (whole && &field == &shape.status)
+      out.status = text;
+  });
+  if (whole)
+    take(bytes, at, out.created_at_ms); // the first number
+  return out;
+}
+
 } // namespace qf

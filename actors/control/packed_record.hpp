@@ -7,6 +7,7 @@
 
 #include "actors/core/messages.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -20,5 +21,12 @@ query_record unpack(std::string_view bytes);
 
 /// proxy_query_id alone, without unpacking the rest.
 std::string_view packed_id(std::string_view bytes);
+
+/// When it arrived and how it ended, without unpacking the rest.
+struct packed_arrival {
+  int64_t created_at_ms = 0;
+  std::string_view status;
+};
+packed_arrival arrival_of(std::string_view bytes);
 
 } // namespace qf

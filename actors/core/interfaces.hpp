@@ -59,6 +59,15 @@ using worker_registry_actor = caf::typed_actor<
   // INTERNAL: marks missed heartbeats gone and writes the batch.
   caf::reacts_to<atom::tick>>;
 
+/// The STUDIO REVOCATIONS (standalone or control plane on PostgreSQL):
+/// Studio's logouts, shared by the replicas through the database.
+using studio_revocations_actor = caf::typed_actor<
+  // A session logged out (its id, and when it would expire, seconds since
+  // the epoch): written for the other replicas.
+  caf::reacts_to<atom::put, std::string, int64_t>,
+  // INTERNAL: reads every replica's logouts into the node's set.
+  caf::reacts_to<atom::tick>>;
+
 /// The REGISTRY STORE: the worker_registry table (detached: libpqxx
 /// blocks). One transaction per batch, whatever the number of workers.
 using registry_store_actor = caf::typed_actor<

@@ -48,9 +48,15 @@ void schedule_check(self_ptr self) {
 
 void run_check(self_ptr self) {
   auto& state = self->state;
-  if (!state.checker)
-    state.checker = self->spawn<caf::detached>(health_checker, state.cfg,
-                                               state.monitor.probe_of(state.cfg));
+  const auto& probe = state.monitor.probe_of(state.cfg);
+  if (state.checker && state.checker_probe != probe) {
+    self->send_exit(state.checker, caf::exit_reason::user_shutdown);
+    state.checker = nullptr;
+  }
+  if (!state.checker) {
+    state.checker = self->spawn<caf::detached>(health_checker, state.cfg, probe);
+    state.checker_probe = probe;
+  }
   auto generation = state.generation;
   bool count = !state.counting || state.counting->load();
   self->request(state.checker, state.monitor.check_timeout, atom::check::value, count)
@@ -63,7 +69,10 @@ void run_check(self_ptr self) {
           auto& shared = *self->state.shared;
           shared.reported_load.store(ok.load->total());
           shared.counted_at_ms.store(steady_ms());
-          shared.set_engine_load(std::move(*ok.load));
+          // As engine reconciliation's published counts: three intervals
+          // and a little more.
+          auto& m = self->state.monitor;
+          shared.set_engine_load(std::move(*ok.load), 3 * m.task_delay.count() + 5000);
         }
         set_health(self, health::healthy);
         schedule_check(self);
@@ -154,6 +163,9 @@ caf::behavior cluster_actor(self_ptr self, config::cluster cfg,
       st.stats->cluster_health(st.cfg.name, std::string{to_string(next)});
       if (on)
         self->send(self, atom::check::value, st.generation);
+    },
+    [self](atom::update, config::monitor& m) {
+      self->state.monitor = std::move(m); // run_check() takes a new checker
     },
     [self](atom::recheck) {
       // Updated through an API: its health starts over (PENDING), as the

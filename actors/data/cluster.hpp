@@ -6,6 +6,7 @@
 #include "actors/data/cluster_state.hpp"
 #include "protocols/config/model.hpp"
 
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include <atomic>
@@ -39,6 +40,9 @@ struct cluster_actor_state {
   bool first_check_reported = false;
   std::shared_ptr<engines::database> db;
   caf::actor checker;
+  /// What the checker was spawned to ask: a changed monitor takes a new
+  /// checker at the next check.
+  config::health_probe checker_probe;
   /// Every connection actor alive, lent or idle: all end with the cluster.
   std::vector<caf::actor> connections;
   std::mt19937 rng{std::random_device{}()};
@@ -59,6 +63,8 @@ struct cluster_actor_state {
 /// - (activate, bool on): the health cache transitions of the spec:
 ///   deactivated -> UNKNOWN and out of routing at once; activated ->
 ///   PENDING and checked now rather than after a whole interval;
+/// - (update, monitor): the fleet's monitor changed; the next check runs
+///   with its probe and interval, the health stays as it is;
 /// - (retire, bool deleted): the cluster was replaced or deleted; it
 ///   leaves routing at once (and, deleted, the metrics) and quits when its
 ///   in-flight queries have returned their connections;
@@ -72,3 +78,5 @@ caf::behavior cluster_actor(caf::stateful_actor<cluster_actor_state>* self,
                             std::shared_ptr<const std::atomic<bool>> counting = nullptr);
 
 } // namespace qf
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(qf::config::monitor)

@@ -2,6 +2,7 @@
 #include "actors/data/cluster_state.hpp"
 
 #include "actors/data/group_gate.hpp"
+#include "actors/data/query_registry.hpp"
 
 #include "actors/core/messages.hpp"
 #include "engines/lane_pool.hpp"
@@ -141,15 +142,20 @@ std::vector<conn_lease> cluster_state::retire_pool() {
 
 cluster_state::queue_view cluster_state::queue_for(std::string_view user) const {
   std::lock_guard guard{load_mtx_};
+  // A reading too old (the monitor failed since, or this node no longer
+  // reads counts itself): what is left is the load everyone knows.
+  if (steady_ms() > load_expires_ms_)
+    return {load(), 0, 0};
   queue_view v{std::max(running(), load_.running), load_.queued, 0};
   if (auto u = load_.user_queued.find(user); u != load_.user_queued.end())
     v.user_queued = u->second;
   return v;
 }
 
-void cluster_state::set_engine_load(engines::engine_load load) {
+void cluster_state::set_engine_load(engines::engine_load load, int64_t valid_ms) {
   std::lock_guard guard{load_mtx_};
   load_ = std::move(load);
+  load_expires_ms_ = steady_ms() + valid_ms;
 }
 
 void cluster_state::placed_for(std::string_view user) {

@@ -81,8 +81,9 @@ struct cluster_state {
 
   queue_view queue_for(std::string_view user) const;
 
-  /// The monitor's last reading (running, queued, queued per user).
-  void set_engine_load(engines::engine_load load);
+  /// The monitor's last reading (running, queued, queued per user), good
+  /// for `valid_ms`; past that queue_for() falls back to load().
+  void set_engine_load(engines::engine_load load, int64_t valid_ms);
 
   /// A query of `user` was placed here: until the next reading it counts
   /// as queued when the user has queued queries here (the cluster will
@@ -201,6 +202,7 @@ private:
   std::atomic<std::shared_ptr<const group_links>> groups_;
   mutable std::mutex load_mtx_;
   engines::engine_load load_; // guarded by load_mtx_
+  int64_t load_expires_ms_ = 0; // steady clock; guarded by load_mtx_
   std::mutex pool_mtx_;
   std::vector<conn_lease> idle_;
   bool retired_ = false; // guarded by pool_mtx_

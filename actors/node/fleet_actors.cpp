@@ -65,6 +65,10 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
     const auto* was = old_cfg ? old_cfg->find_cluster(c.name) : nullptr;
     if (old && was && old->limit == limit && same_but_enabled(*was, c)) {
       next->clusters.emplace(c.name, old);
+      // The fleet's monitor changed (a probe, the interval): the kept
+      // cluster checks the new way from its next check, its health as is.
+      if (old_cfg->health != cfg->health)
+        caf::anon_send(old->actor, atom::update::value, cfg->health);
       if (was->enabled != c.enabled) {
         // The health cache moves before this returns (the spec's table);
         // the cluster actor then checks, or stops checking.

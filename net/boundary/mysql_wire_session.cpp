@@ -185,6 +185,11 @@ private:
     return statement_ || fast_ || lane_ || waiting_for_kill_;
   }
 
+  /// MySQL has no portals: a statement ends before the next comes.
+  bool holds_a_portal() const {
+    return false;
+  }
+
   /// Hands the state machine's events over while no statement runs, sends
   /// the output, then closes, or reads more input when idle (a busy
   /// session reads nothing, so a fast client cannot queue without bound).

@@ -208,6 +208,12 @@ private:
     return statement_ || lane_ || (fast_ && !fast_suspended_);
   }
 
+  /// A portal suspended between Executes on the actor path holds its
+  /// statement (and slot) for the client's next Execute.
+  bool holds_a_portal() const {
+    return suspended_ != nullptr;
+  }
+
   void post_pump() {
     conn_->loop().post([weak = weak_from_this()] {
       if (auto self = weak.lock())

@@ -23,24 +23,33 @@ std::string_view trimmed(std::string_view s) {
 
 } // namespace
 
-std::string_view cookie_value(std::string_view header, std::string_view name) {
-  while (!header.empty()) {
+std::vector<std::string_view> cookie_values(std::string_view header, std::string_view name) {
+  std::vector<std::string_view> out;
+  while (!header.empty() && out.size() < 16) {
     auto semi = header.find(';');
     auto pair = trimmed(header.substr(0, semi));
     header = semi == std::string_view::npos ? std::string_view{} : header.substr(semi + 1);
     auto eq = pair.find('=');
     if (eq != std::string_view::npos && trimmed(pair.substr(0, eq)) == name)
-      return trimmed(pair.substr(eq + 1));
+      out.push_back(trimmed(pair.substr(eq + 1)));
   }
-  return {};
+  return out;
+}
+
+std::string_view cookie_value(std::string_view header, std::string_view name) {
+  auto all = cookie_values(header, name);
+  return all.empty() ? std::string_view{} : all.front();
 }
 
 studio_sessions::studio_sessions(config::admin_api credentials, std::string key, bool secure,
-                                 clock_fn now)
+                                 clock_fn now, std::shared_ptr<revoked_sessions> revoked,
+                                 logout_fn on_logout)
   : credentials_(std::move(credentials)),
     key_{std::move(key), studio::fingerprint_of(credentials_.username, credentials_.password)},
     secure_(secure),
-    now_(now ? std::move(now) : clock_fn{system_seconds}) {
+    now_(now ? std::move(now) : clock_fn{system_seconds}),
+    revoked_(revoked ? std::move(revoked) : std::make_shared<revoked_sessions>()),
+    on_logout_(std::move(on_logout)) {
   // nop
 }
 
@@ -56,23 +65,20 @@ std::optional<studio::session_claims> studio_sessions::login(std::string_view us
 }
 
 std::optional<studio::session_claims> studio_sessions::check(std::string_view cookie_header) const {
-  auto token = cookie_value(cookie_header, cookie_name);
-  if (token.empty())
-    return std::nullopt;
-  auto claims = studio::verify(token, key_, now_());
-  if (!claims)
-    return std::nullopt;
-  std::lock_guard guard{mtx_};
-  if (revoked_.count(claims->id) > 0)
-    return std::nullopt;
-  return claims;
+  // Every cookie of the name: another page of the same site may set one
+  // for a longer path, which the browser sends first.
+  for (auto token : cookie_values(cookie_header, cookie_name)) {
+    auto claims = studio::verify(token, key_, now_());
+    if (claims && !revoked_->contains(claims->id))
+      return claims;
+  }
+  return std::nullopt;
 }
 
 void studio_sessions::logout(const studio::session_claims& session) {
-  auto now = now_();
-  std::lock_guard guard{mtx_};
-  std::erase_if(revoked_, [now](const auto& r) { return r.second <= now; });
-  revoked_.emplace(session.id, session.expires_at);
+  revoked_->merge({{session.id, session.expires_at}}, now_());
+  if (on_logout_)
+    on_logout_(session.id, session.expires_at);
 }
 
 std::string studio_sessions::csrf_token(const studio::session_claims& session) const {

@@ -3,16 +3,17 @@
 // the sessions logged out here until they would have expired.
 #pragma once
 
+#include "actors/control/revoked_sessions.hpp"
 #include "protocols/config/model.hpp"
 #include "protocols/studio/session_token.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace qf::boundary {
 
@@ -24,10 +25,18 @@ public:
   static constexpr std::chrono::hours lifetime{12};
   static constexpr std::string_view cookie_name = "qf_studio";
 
+  /// Where a logout goes besides this node (the other replicas): its
+  /// session id and expiry.
+  using logout_fn = std::function<void(const std::string& id, int64_t expires_at)>;
+
   /// `key`: the node's session key (random, or shared by the replicas
-  /// through PostgreSQL); `secure`: the admin port serves TLS only.
+  /// through PostgreSQL); `secure`: the admin port serves TLS only;
+  /// `revoked`: the sessions logged out, this node's and (with
+  /// PostgreSQL) the other replicas'.
   studio_sessions(config::admin_api credentials, std::string key, bool secure,
-                  clock_fn now = nullptr);
+                  clock_fn now = nullptr,
+                  std::shared_ptr<revoked_sessions> revoked = nullptr,
+                  logout_fn on_logout = nullptr);
 
   /// A new session for matching credentials (compared in constant time).
   std::optional<studio::session_claims> login(std::string_view username,
@@ -37,7 +46,8 @@ public:
   /// logged out.
   std::optional<studio::session_claims> check(std::string_view cookie_header) const;
 
-  /// Ends a session on this node.
+  /// Ends a session, here at once and on the other replicas with
+  /// PostgreSQL (on_logout).
   void logout(const studio::session_claims& session);
 
   std::string csrf_token(const studio::session_claims& session) const;
@@ -54,12 +64,14 @@ private:
   studio::signing_key key_;
   bool secure_;
   clock_fn now_;
-  mutable std::mutex mtx_;
-  /// Logged-out session ids and their expiry, dropped once expired.
-  std::map<std::string, int64_t> revoked_;
+  std::shared_ptr<revoked_sessions> revoked_;
+  logout_fn on_logout_;
 };
 
-/// The value of cookie `name` in a Cookie header, or "".
+/// The values of cookie `name` in a Cookie header, in order (at most 16).
+std::vector<std::string_view> cookie_values(std::string_view header, std::string_view name);
+
+/// The first of them, or "".
 std::string_view cookie_value(std::string_view header, std::string_view name);
 
 } // namespace qf::boundary

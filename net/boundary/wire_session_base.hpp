@@ -6,7 +6,8 @@
 //
 // Derived (CRTP, befriending this base) has `session_` and provides:
 // pump(), which hands the state machine's events over; on_page(page), the
-// actor path's; busy(); start_backend(conn); finish_fast(status, error),
+// actor path's; busy(); holds_a_portal(), a statement suspended between
+// the client's Executes; start_backend(conn); finish_fast(status, error),
 // which calls settle_fast(); on_failed(error); say_transaction_lost(code,
 // why), what its client reads before a lost block closes it;
 // actor_statement(sql, params), a statement_spec for the actor path, whose
@@ -427,8 +428,8 @@ protected:
   /// kept for its session state). A session not logged in yet may be,
   /// and goes before any that is. Called at the end of each pump.
   void publish_idleness() {
-    conn_->set_idle(!closed_ && !self().busy() && !fast_ && !block_ && !pinned_
-                      && !private_backend_,
+    conn_->set_idle(!closed_ && !self().busy() && !self().holds_a_portal() && !fast_ && !block_
+                      && !pinned_ && !private_backend_,
                     logged_in_);
   }
 

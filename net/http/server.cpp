@@ -102,18 +102,18 @@ public:
   session(tcp::socket&& socket, std::shared_ptr<listener_state> owner)
     : stream_(make_stream<Stream>(std::move(socket), *owner)), owner_(std::move(owner)) {
     owner_->connections.fetch_add(1);
-    idle_since_ms = now_ms(); // nothing asked yet
   }
 
   ~session() override {
     if (registered_)
-      owner_->open.remove(*registered_);
+      owner_->open.leave(*registered_);
     owner_->connections.fetch_sub(1);
   }
 
-  /// Joins the listener's open connections (once shared).
+  /// Joins the listener's open connections (once shared), idle: nothing
+  /// asked yet.
   void enlist() {
-    registered_ = owner_->open.add(std::static_pointer_cast<evictable>(this->shared_from_this()));
+    registered_ = owner_->open.join(std::static_pointer_cast<evictable>(this->shared_from_this()));
   }
 
   void evict() override {
@@ -161,6 +161,14 @@ public:
   }
 
 private:
+  /// Waiting for a request (evictable) or not, on the strand.
+  void waiting(bool yes) {
+    waiting_ = yes;
+    if (registered_) // a refused newcomer never joined
+      owner_->open.stand(*registered_, yes ? io::idle_registry::standing::idle_anonymous
+                                           : io::idle_registry::standing::busy);
+  }
+
   /// Waits for the next request: on a kept-alive connection up to the
   /// idle timeout for its first byte, then its headers within the header
   /// timeout (a new connection's from the start), then its body.
@@ -168,8 +176,7 @@ private:
     parser_.emplace();
     parser_->body_limit(owner_->opts.body_limit);
     parser_->header_limit(header_limit);
-    waiting_ = true;
-    idle_since_ms = now_ms();
+    waiting(true);
     if (!served_any_ || buffer_.size() > 0)
       return read_header();
     lowest().expires_after(idle_timeout);
@@ -193,8 +200,7 @@ private:
   }
 
   void read_body() {
-    waiting_ = false; // a request is here: it is not to be evicted
-    idle_since_ms = 0;
+    waiting(false); // a request is here: it is not to be evicted
     lowest().expires_after(idle_timeout);
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = this->shared_from_this()](beast::error_code ec, size_t) {
@@ -203,8 +209,7 @@ private:
   }
 
   void on_read(beast::error_code ec) {
-    waiting_ = false;
-    idle_since_ms = 0;
+    waiting(false);
     served_any_ = true;
     if (ec == bhttp::error::end_of_stream || ec == asio::error::eof
         || ec == beast::error::timeout || ec == asio::error::connection_reset

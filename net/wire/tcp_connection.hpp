@@ -40,8 +40,10 @@ struct listener_state {
   handler_factory factory;
   std::atomic<uint32_t> connections{0};
   tls_context tls; // null: no TLS on this listener
-  /// Every open connection, to find the longest idle at the limit.
-  io::idle_registry open;
+  /// Every open connection, to find the longest idle at the limit: a
+  /// registry per loop, whose connections alone come and go there.
+  std::vector<std::unique_ptr<io::idle_registry>> open;
+  std::vector<io::idle_registry*> open_views; // the same, for evict_longest_idle
 };
 
 class tcp_connection;
@@ -55,16 +57,18 @@ class tcp_connection : public connection,
                        public io::watcher,
                        public std::enable_shared_from_this<tcp_connection> {
 public:
-  tcp_connection(int fd, std::shared_ptr<listener_state> owner,
-                 std::shared_ptr<io::event_loop> loop)
-    : fd_(fd), owner_(std::move(owner)), loop_(std::move(loop)) {
+  /// Served on the owner's loop number `loop`.
+  tcp_connection(int fd, std::shared_ptr<listener_state> owner, size_t loop)
+    : fd_(fd),
+      owner_(std::move(owner)),
+      loop_(owner_->loops[loop]),
+      registry_(*owner_->open[loop]) {
     owner_->connections.fetch_add(1);
-    idle_since_ms = now_ms(); // nothing asked yet
   }
 
   ~tcp_connection() override {
     if (registered_)
-      owner_->open.remove(*registered_);
+      registry_.leave(*registered_);
     if (ssl_)
       SSL_free(ssl_);
     if (!started_) // the watch owns it from start() on
@@ -79,7 +83,7 @@ public:
   void start(std::shared_ptr<handler> h) {
     handler_ = std::move(h);
     started_ = true;
-    registered_ = owner_->open.add(std::static_pointer_cast<io::evictable>(shared_from_this()));
+    registered_ = registry_.join(std::static_pointer_cast<io::evictable>(shared_from_this()));
     watch_ = loop_->add(fd_, weak_from_this());
     if (!watch_) {
       spdlog::warn("{}: cannot watch a connection: {}", owner_->opts.name,
@@ -120,12 +124,7 @@ public:
   }
 
   void close() override {
-    loop().dispatch([self = shared_from_this()] {
-      self->release_held();
-      self->closing_ = true;
-      if (self->queue_.empty())
-        self->shutdown();
-    });
+    loop().dispatch([self = shared_from_this()] { self->close_soon(); });
   }
 
   void read_more() override {
@@ -170,21 +169,32 @@ public:
   }
 
   void set_idle(bool idle, bool client_logged_in) override {
-    logged_in.store(client_logged_in);
-    if (idle == idle_)
+    using standing = io::idle_registry::standing;
+    auto where = !idle              ? standing::busy
+                 : client_logged_in ? standing::idle_logged_in
+                                    : standing::idle_anonymous;
+    if (where == standing_ || !registered_)
       return;
-    idle_ = idle;
-    idle_since_ms.store(idle ? now_ms() : 0);
+    standing_ = where;
+    registry_.stand(*registered_, where);
   }
 
   // -- eviction -----------------------------------------------------------------
 
+  /// Chosen to make room: closes at once unless a statement came
+  /// meanwhile. Its goodbye goes out only as far as the socket takes it
+  /// now: a client that reads nothing (or stalls its TLS handshake) must
+  /// not keep the descriptor that was to be freed.
   void evict() override {
     loop().dispatch([self = shared_from_this()] {
-      if (!self->idle_ || self->closed_ || self->closing_)
+      if (self->standing_ == io::idle_registry::standing::busy || self->closed_)
         return; // a statement came meanwhile: it goes on
-      self->tell_handler([](handler& h) { h.on_evicted(); });
-      self->close();
+      if (!self->handshaking_ && !self->tls_pending_) {
+        self->tell_handler([](handler& h) { h.on_evicted(); });
+        self->release_held();
+        self->flush();
+      }
+      self->shutdown();
     });
   }
 
@@ -432,6 +442,21 @@ private:
     }
   }
 
+  /// Sends what was written, then closes; a client that does not read it
+  /// within close_deadline (or is in its TLS handshake) is cut off.
+  void close_soon() {
+    release_held();
+    closing_ = true;
+    if (queue_.empty() || handshaking_)
+      return shutdown();
+    loop().after(close_deadline, [weak = weak_from_this()] {
+      if (auto self = weak.lock())
+        self->shutdown();
+    });
+  }
+
+  static constexpr std::chrono::seconds close_deadline{10};
+
   /// The client ended its side of the stream. It may still read: what it
   /// is owed goes out, as far as the socket takes it now, then the
   /// connection closes. (Closing at once lost an answer held for the
@@ -479,8 +504,10 @@ private:
   bool handshaking_ = false;
   bool closing_ = false;
   bool closed_ = false;
-  bool idle_ = true; // set_idle()'s, from the accept on
+  io::idle_registry& registry_; // its loop's
   std::optional<io::idle_registry::entry> registered_;
+  /// What set_idle() said last; idle, not logged in, from the accept on.
+  io::idle_registry::standing standing_ = io::idle_registry::standing::idle_anonymous;
 };
 
 } // namespace qf::wire::detail

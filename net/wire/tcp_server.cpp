@@ -138,13 +138,12 @@ public:
       // the longest (nothing in flight, nothing of its client's held);
       // dropped only when every connection is busy.
       if (state_->connections.load() >= state_->opts.max_connections
-          && !state_->open.evict_longest_idle()) {
+          && !io::idle_registry::evict_longest_idle(state_->open_views)) {
         ::close(fd);
         continue;
       }
-      const auto& loops = state_->loops;
-      auto conn = std::make_shared<tcp_connection>(
-        fd, state_, loops[state_->dealt++ % loops.size()]);
+      auto conn = std::make_shared<tcp_connection>(fd, state_,
+                                                   state_->dealt++ % state_->loops.size());
       conn->loop().dispatch([state = state_, conn] { serve(*state, conn); });
     }
   }
@@ -213,6 +212,10 @@ service::~service() {
 uint16_t service::listen(const listener_options& opts, handler_factory factory) {
   auto state = std::make_shared<listener_state>();
   state->loops = impl_->loops;
+  for (size_t i = 0; i < state->loops.size(); ++i) {
+    state->open.push_back(std::make_unique<io::idle_registry>());
+    state->open_views.push_back(state->open.back().get());
+  }
   state->opts = opts;
   state->factory = std::move(factory);
   if (!opts.tls_cert_file.empty())

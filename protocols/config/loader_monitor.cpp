@@ -90,8 +90,10 @@ void read_cluster_monitor(walker& w, const YAML::Node& n, const std::string& pat
   // What it does not say, it takes from the global monitor.
   auto probe = global;
   read_health_probe(w, n, path, probe);
+  // A type it names itself must suit it; one it takes from the global
+  // monitor falls back to INFO_API on other engines, as without a block.
   bool http_only = probe.type == monitor_type::jmx || probe.type == monitor_type::metrics;
-  if (http_only && out.engine != engine_kind::trino)
+  if (n["type"] && http_only && out.engine != engine_kind::trino)
     w.report(path + ".type", std::string{to_string(probe.type)}
                                + " reads Trino's own endpoints: only trino clusters");
   out.monitor = std::move(probe);

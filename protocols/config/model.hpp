@@ -278,6 +278,8 @@ struct monitor {
   const health_probe& probe_of(const cluster& c) const {
     return c.monitor ? *c.monitor : probe;
   }
+
+  bool operator==(const monitor&) const = default;
 };
 
 enum class log_format { text, json };

@@ -80,8 +80,8 @@ std::optional<session_claims> verify(std::string_view token, const signing_key& 
   auto user = from_hex(next_field(rest));
   session_claims c;
   auto [end, ec] = std::from_chars(expiry.data(), expiry.data() + expiry.size(), c.expires_at);
-  if (ec != std::errc{} || end != expiry.data() + expiry.size() || !rest.empty() || !user
-      || id.size() != 32 || !is_hex(id) || c.expires_at <= now)
+  if (ec != std::errc{} || end != expiry.data() + expiry.size() || c.expires_at <= 0
+      || !rest.empty() || !user || id.size() != 32 || !is_hex(id) || c.expires_at <= now)
     return std::nullopt;
   c.id = std::string{id};
   c.user = std::move(*user);

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { startGateway, waitFor } from './support/gateway.mjs';
+import { controlPlaneConfig, startNode, workerConfig } from './support/workers.mjs';
 
 /// A Trino coordinator as its monitors see it: /v1/info, the JMX MBeans
 /// the JMX monitor reads, /metrics, system.runtime.queries through
@@ -147,6 +148,10 @@ test('JDBC: system.runtime.queries gives the load, its own query left out; a fai
     return c.status === 'HEALTHY' && c.reportedLoad === 7 && c.reportedQueued === 3;
   }, { what: 't1 HEALTHY with 4 running and 3 queued', timeoutMs: 10000 });
   assert.ok(trino.seen.some((r) => r.method === 'POST' && r.url === '/v1/statement'));
+  // A busy cluster: more users than one batch of rows holds.
+  st.rows = Array.from({ length: 1100 }, (_, i) => ['QUEUED', `user${i}`, 1]);
+  await waitFor(async () => (await clusterOf(gw, 't1')).reportedQueued === 1100,
+    { what: '1,100 users\' queued queries counted', timeoutMs: 10000 });
   st.fail = { '/v1/statement': { times: 1000, status: 500 } };
   await waitFor(async () => (await clusterOf(gw, 't1')).status === 'UNHEALTHY',
     { what: 't1 UNHEALTHY when the query fails', timeoutMs: 10000 });
@@ -188,4 +193,32 @@ test('502, 503 and 504 are tried again monitor.retries times within one check', 
   // Any other failure is not tried again.
   st.fail = { '/v1/info': { times: 1, status: 500 } };
   assert.deepEqual(await recheck('patient'), { status: 'UNHEALTHY', calls: 1 });
+});
+
+test('a worker checks its clusters the way its control plane\'s monitor says, also after it changed', async (t) => {
+  const st = { activeNodes: 0, running: 0, queued: 0 };
+  const trino = await coordinator(t, 29270, st);
+  const cpConfig = (type) => {
+    const cfg = controlPlaneConfig({ trino: 29271, admin: 29272, role: 'standalone' });
+    cfg.monitor = { taskDelay: '1s', type };
+    cfg.clusters = { t1: { engine: 'trino', endpoint: trino.url } };
+    cfg.clusterGroups = { g: { members: ['t1'], maxRunningQueries: 4 } };
+    return cfg;
+  };
+  const cp = await startNode(cpConfig('NOOP'));
+  t.after(() => cp.kill());
+  const w = await startNode(workerConfig({ name: 'w1', ops: 29273, trino: 29274, cp: cp.adminUrl }));
+  t.after(() => w.kill());
+  const workerHealth = async () => {
+    const text = await (await fetch('http://127.0.0.1:29273/metrics')).text();
+    return /queryflux_cluster_health\{cluster_name="t1",status="(\w+)"\} 1/.exec(text)?.[1];
+  };
+  // NOOP: healthy whatever the coordinator says.
+  await waitFor(async () => (await workerHealth()) === 'HEALTHY', { what: 'HEALTHY under NOOP', timeoutMs: 15000 });
+  // The control plane comes back with JMX: the worker's kept cluster now
+  // asks JMX, which finds no active node.
+  await cp.kill();
+  const cp2 = await startNode(cpConfig('JMX'));
+  t.after(() => cp2.kill());
+  await waitFor(async () => (await workerHealth()) === 'UNHEALTHY', { what: 'UNHEALTHY under JMX', timeoutMs: 30000 });
 });

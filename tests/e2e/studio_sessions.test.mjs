@@ -5,7 +5,7 @@
 // start. The browser's side is studio.test.mjs. Ports 29300-29349.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startGateway, config } from './support/gateway.mjs';
+import { startGateway, config, waitFor } from './support/gateway.mjs';
 import { freshDatabase } from './support/database.mjs';
 import { controlPlaneConfig, startNode, workerConfig } from './support/workers.mjs';
 
@@ -46,9 +46,18 @@ test('a session made on one control-plane replica is good on the other and after
   const a2 = await startNode(controlPlaneConfig({ trino: 29300, admin: 29301, persistence }));
   t.after(() => a2.kill());
   assert.equal((await withCookie(a2.adminUrl, '/studio/api/session', session)).status, 200);
-  // A logout is the replica's own to remember: the session ends there.
+  // A logout holds on the replica at once, on the other one within its
+  // next read of the database, and after restarts.
   assert.equal((await withCookie(a2.adminUrl, '/studio/api/logout', session, { method: 'POST' })).status, 204);
   assert.equal((await withCookie(a2.adminUrl, '/studio/api/session', session)).status, 401);
+  await waitFor(async () => (await withCookie(b.adminUrl, '/studio/api/session', session)).status === 401,
+    { what: 'the other replica refusing the logged-out session', timeoutMs: 15000 });
+  await a2.kill();
+  const a3 = await startNode(controlPlaneConfig({ trino: 29300, admin: 29301, persistence }));
+  t.after(() => a3.kill());
+  assert.equal((await withCookie(a3.adminUrl, '/studio/api/session', session)).status, 401);
+  assert.equal((await withCookie(a3.adminUrl, '/studio/api/session', other)).status, 200,
+    'another session stays');
 });
 
 test('a changed admin password ends every session; wrong passwords and bodies are refused in words', async (t) => {

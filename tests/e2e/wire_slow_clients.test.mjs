@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
-import { startGateway, config, waitFor } from './support/gateway.mjs';
+import { startGateway, config, waitFor, selfSignedCert } from './support/gateway.mjs';
 
 const T = { timeout: 180000 };
 
@@ -161,4 +161,30 @@ test('at the limit the longest idle session goes (told why), one in a transactio
   await assert.rejects(fourth.connect());
   assert.equal((await inBlock.query('SELECT 4 AS n')).rows[0].n, 4);
   assert.equal((await third.query('SELECT 5 AS n')).rows[0].n, 5);
+});
+
+test('sockets that stall their TLS handshake are closed to make room, not left holding descriptors', T, async (t) => {
+  const ports = { trino: 28430, admin: 28431, pg: 28432, my: 28433 };
+  const cfg = wireConfig(ports, 50);
+  const tls = selfSignedCert(t);
+  cfg.queryflux.frontends.postgresWire.tls = { certFile: tls.cert, keyFile: tls.key };
+  const gw = await startGateway(cfg);
+  t.after(() => gw.kill());
+  // SSLRequest: the gateway answers 'S' and waits for a ClientHello that
+  // never comes.
+  const sslRequest = Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
+  const stalled = [];
+  t.after(() => { for (const s of stalled) s.socket.destroy(); });
+  for (let i = 0; i < 200; i++) {
+    const s = quietSocket(ports.pg, sslRequest);
+    stalled.push(s);
+    await s.connected;
+  }
+  await waitFor(() => stalled.filter((s) => s.closedByServer).length >= 150, {
+    timeoutMs: 30000, what: 'the stalled handshakes closed to make room',
+  });
+  const c = pgClient(ports.pg, { ssl: { rejectUnauthorized: false } });
+  await c.connect();
+  t.after(() => c.end().catch(() => {}));
+  assert.equal((await c.query('SELECT 1 AS n')).rows[0].n, 1);
 });

@@ -205,9 +205,15 @@ TEST_F(replica_capacity_test, a_follower_passes_the_owners_refusals_on_with_thei
                          {"Content-Type", "application/json"}},
                         body);
   };
-  // Forwarded: the owner starts the session, and counts it.
-  auto renewed = call("renew", R"({"worker":"w9","incarnation":"i1","seq":1,)"
-                               R"("heartbeatIntervalSecs":1,"holding":[{"cluster":"pg","count":1}]})");
+  // Forwarded: the owner starts the session, and counts it. B learns who
+  // the owner is from the database on its own round: until then it says
+  // 503, try again, as a worker would be told.
+  http_answer renewed;
+  ASSERT_TRUE(eventually([&] {
+    renewed = call("renew", R"({"worker":"w9","incarnation":"i1","seq":1,)"
+                            R"("heartbeatIntervalSecs":1,"holding":[{"cluster":"pg","count":1}]})");
+    return renewed.status != 503;
+  }));
   ASSERT_EQ(renewed.status, 200) << renewed.body;
   EXPECT_EQ(renewed.json()["leaseTtlSecs"], 3);
   EXPECT_EQ(leased_to(f.control_plane(), "w9"), 1u);
@@ -237,7 +243,12 @@ TEST_F(replica_capacity_test, a_follower_forwards_sweep_lock_calls_so_that_the_r
   const auto b_port = b->admin_port();
   // A lock of its own, apart from the replicas' engine-reconcile: taken
   // through the follower, it is the owner's.
-  auto taken = call(b_port, "acquire", R"({"name":"fleet.test","holder":"x","ttlSecs":60})");
+  // B says 503, try again, until it has learned who the owner is.
+  http_answer taken;
+  ASSERT_TRUE(eventually([&] {
+    taken = call(b_port, "acquire", R"({"name":"fleet.test","holder":"x","ttlSecs":60})");
+    return taken.status != 503;
+  }));
   ASSERT_EQ(taken.status, 200) << taken.body;
   ASSERT_TRUE(taken.json()["granted"].get<bool>()) << taken.body;
   auto token = taken.json()["token"].get<uint64_t>();

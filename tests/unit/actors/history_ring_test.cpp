@@ -103,3 +103,39 @@ TEST(packed_record, every_field_round_trips_and_short_bytes_do_not_crash) {
   }
   EXPECT_EQ(packed_id(""), "");
 }
+
+TEST(history_ring, counts_queries_and_errors_per_minute_of_arrival) {
+  history_ring ring{10};
+  auto at = [](const std::string& id, int64_t created_ms, const std::string& status) {
+    auto r = record_of(id);
+    r.created_at_ms = created_ms;
+    r.status = status;
+    r.error_message = status == "Success" ? "" : "why";
+    return r;
+  };
+  const int64_t t0 = 1'700'000'040'000; // a minute's start
+  ring.record(at("a", t0 + 1'000, "Success"));
+  ring.record(at("b", t0 + 59'999, "Failed"));
+  ring.record(at("c", t0 + 60'000, "Denied"));
+  ring.record(at("d", t0 + 61'000, "Cancelled"));
+  ring.record(at("e", t0 - 1, "Failed"));          // before the window
+  ring.record(at("f", t0 + 3 * 60'000, "Success")); // after it
+  query_buckets b{t0, 60'000, 3};
+  ring.count(b);
+  EXPECT_EQ(b.queries, (std::vector<uint64_t>{2, 2, 0}));
+  EXPECT_EQ(b.errors, (std::vector<uint64_t>{1, 1, 0}));
+}
+
+TEST(packed_record, arrival_reads_the_time_and_status_alone) {
+  auto r = record_of("q1");
+  r.created_at_ms = 12345;
+  r.status = "Failed";
+  r.routing_trace = std::string(1000, 'x');
+  std::string bytes;
+  pack(r, bytes);
+  auto a = arrival_of(bytes);
+  EXPECT_EQ(a.created_at_ms, 12345);
+  EXPECT_EQ(a.status, "Failed");
+  auto cut = arrival_of(std::string_view{bytes}.substr(0, 20)); // malformed: nothing read
+  EXPECT_EQ(cut.created_at_ms, 0);
+}

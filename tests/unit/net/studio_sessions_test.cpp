@@ -87,6 +87,13 @@ TEST_F(studio_sessions_test, cookies_without_ours_or_with_garbage_open_nothing) 
     EXPECT_FALSE(sessions.check(header)) << header;
 }
 
+TEST_F(studio_sessions_test, a_cookie_of_the_name_set_by_another_page_does_not_hide_the_session) {
+  auto set = sessions.set_cookie(*sessions.login("ops", "hunter22"));
+  auto ours = set.substr(0, set.find(';'));
+  EXPECT_TRUE(sessions.check("qf_studio=planted; " + ours));
+  EXPECT_TRUE(sessions.check(ours + "; qf_studio=planted"));
+}
+
 TEST(cookie_value, finds_a_cookie_among_others) {
   EXPECT_EQ(cookie_value("a=1; qf_studio=tok; b=2", "qf_studio"), "tok");
   EXPECT_EQ(cookie_value("qf_studio=tok", "qf_studio"), "tok");

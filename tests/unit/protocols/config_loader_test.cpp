@@ -669,3 +669,18 @@ clusterGroups:
          "clusters.pg.monitor.type: JMX reads Trino's own endpoints: only trino clusters"})
     EXPECT_TRUE(has_problem(r, p)) << p << "\n" << all_problems(r);
 }
+
+TEST(config_loader, a_global_trino_monitor_leaves_other_engines_to_their_health_query) {
+  auto r = load_from_string(R"(
+queryflux:
+  frontends: { trinoHttp: { port: 18080 } }
+monitor: { type: JMX }
+clusters:
+  t: { engine: trino, endpoint: "http://t:8080" }
+  pg: { engine: postgres, endpoint: "postgres://u@h/d", monitor: { retries: 2 } }
+clusterGroups:
+  g: { members: [t, pg] }
+)");
+  ASSERT_TRUE(r.config) << all_problems(r);
+  EXPECT_EQ(r.config->health.probe_of(r.config->clusters[1]).retries, 2u);
+}
