@@ -267,6 +267,9 @@ void server::drain() {
   auto left = svc->in_flight.load();
   if (left > 0)
     spdlog::warn("drain timeout: cancelling {} queries", left);
+  // The wire statements' last pages are counted off as they are handed to
+  // their sessions' loops: they go out before the loops stop.
+  m.wire->settle(std::chrono::seconds(2));
   for (auto& q : svc->queries->all()) {
     caf::anon_send(q.actor, atom::cancel::value, false);
     caf::anon_send_exit(q.actor, caf::exit_reason::user_shutdown);

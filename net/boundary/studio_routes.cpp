@@ -114,6 +114,11 @@ void serve_api(studio_sessions& sessions, std::string_view role, const http::req
   if (what == "login") {
     if (req.method != "POST")
       return respond(http::error_response(405, "log in with POST"));
+    // JSON only: another site's page cannot send it without asking first
+    // (CORS), so it cannot log a browser in behind its user's back.
+    if (req.header("content-type").rfind("application/json", 0) != 0)
+      return respond(http::error_response(415, "log in with a JSON body "
+                                               "(Content-Type: application/json)"));
     std::string user, password;
     if (!read_login(req.body, user, password))
       return respond(http::error_response(

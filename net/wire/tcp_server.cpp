@@ -17,7 +17,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -236,6 +238,28 @@ void service::start() {
 void service::stop_accepting() {
   for (auto& a : impl_->acceptors)
     a->stop();
+}
+
+void service::settle(std::chrono::milliseconds timeout) {
+  struct latch {
+    std::mutex mtx;
+    std::condition_variable cv;
+    size_t left;
+  };
+  auto done = std::make_shared<latch>();
+  done->left = impl_->loops.size();
+  for (auto& loop : impl_->loops)
+    // Posted after the pages already posted (tasks run in order); then
+    // once more, so that the round between ends and sends what was held.
+    loop->post([done, l = loop.get()] {
+      l->post([done] {
+        std::lock_guard guard{done->mtx};
+        if (--done->left == 0)
+          done->cv.notify_all();
+      });
+    });
+  std::unique_lock lock{done->mtx};
+  done->cv.wait_for(lock, timeout, [&] { return done->left == 0; });
 }
 
 void service::stop() {

@@ -7,6 +7,7 @@
 
 #include "io/event_loop.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -93,6 +94,13 @@ public:
   uint16_t listen(const listener_options& opts, handler_factory factory);
   void start();
   void stop_accepting();
+
+  /// Lets every loop run what was posted to it before this call (a
+  /// statement's last page on its way to its session) and send what that
+  /// wrote; waits at most `timeout`. A drain calls it once nothing is in
+  /// flight, before the loops stop and drop what they hold.
+  void settle(std::chrono::milliseconds timeout);
+
   void stop();
 
 private:

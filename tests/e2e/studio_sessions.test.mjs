@@ -66,11 +66,16 @@ test('a changed admin password ends every session; wrong passwords and bodies ar
   t.after(() => gw.kill());
   const session = await login(gw.adminUrl);
   assert.equal((await withCookie(gw.adminUrl, '/admin/groups', session)).status, 200);
-  for (const [body, status] of [['{"username":"admin","password":"x"}', 401], ['not json', 400],
-    ['{"username":"admin"}', 400], [JSON.stringify({ username: 'admin', password: 'p'.repeat(5000) }), 400]]) {
-    const res = await fetch(`${gw.adminUrl}/studio/api/login`, { method: 'POST', body });
+  const json = { 'Content-Type': 'application/json' };
+  for (const [body, status, headers] of [['{"username":"admin","password":"x"}', 401, json],
+    ['not json', 400, json], ['{"username":"admin"}', 400, json],
+    [JSON.stringify({ username: 'admin', password: 'p'.repeat(5000) }), 400, json],
+    // As a form on another site would send it: refused, not read.
+    ['{"username":"admin","password":"admin"}', 415, { 'Content-Type': 'text/plain' }]]) {
+    const res = await fetch(`${gw.adminUrl}/studio/api/login`, { method: 'POST', body, headers });
     assert.equal(res.status, status, body.slice(0, 40));
     assert.ok((await res.json()).error);
+    assert.equal(res.headers.get('set-cookie'), null);
   }
   await gw.kill();
   const changed = structuredClone(first);
