@@ -402,9 +402,11 @@ void serve(self_ptr self) {
   st.served_token = poll.token;
   st.served_page = trino::encode(page);
   st.live->waiting_since_ms = 0;
+  // The client's silence counts from this answer, not from its poll: a poll
+  // held for poll_wait is no idleness of the client's.
+  st.live->last_activity_ms = steady_ms();
   if (final) {
     st.final_served = true;
-    st.live->last_activity_ms = steady_ms();
     st.live->finished = true;
     file_pending(*st.node, *st.pending, false); // before the client can look
   }

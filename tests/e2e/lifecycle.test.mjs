@@ -265,7 +265,9 @@ test('SIGTERM: a finished query nobody polls is abandoned and recorded so, not w
   const unpolled = await submit(gw.trinoUrl, 'SELECT 1 AS one', { user: 'curl' });
   assert.equal(unpolled.status, 200);
   const running = runClient(gw.trino('patient'), 'SELECT sleep_ms(1500) AS slept');
-  await waitFor(async () => /queryflux_running_queries\{[^}]*\} 1/.test(await gw.metrics()), { what: 'the query to run' });
+  // Its own statement, not the unpolled one that may still be running.
+  await waitFor(async () => (await gw.admin('/admin/queries/running')).body
+    .some((q) => q.submittedBy === 'patient' && q.state === 'RUNNING'), { what: 'the patient query to run' });
   const code = await gw.stop({ timeoutMs: 100000 });
   assert.equal(code, 0, gw.logs());
   assert.doesNotMatch(gw.logs(), /drain timeout/, 'the drain ended without its timeout');
@@ -274,6 +276,7 @@ test('SIGTERM: a finished query nobody polls is abandoned and recorded so, not w
   assert.deepEqual(r.data, [[1500]]);
   const rows = await sql(url, 'SELECT proxy_query_id AS id, username, status, error_message AS error FROM query_records');
   const byUser = Object.fromEntries(rows.map((x) => [x.username, x]));
+  assert.deepEqual(Object.keys(byUser).sort(), ['curl', 'patient'], JSON.stringify(rows));
   assert.equal(byUser.curl.id, unpolled.body.id);
   assert.equal(byUser.curl.status, 'Cancelled');
   assert.match(byUser.curl.error, /abandoned/);
