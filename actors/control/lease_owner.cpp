@@ -219,6 +219,20 @@ lease_owner(lease_owner_actor::stateful_pointer<lease_owner_state> self, lease_o
         return make_error(errc::storage_error, e.what());
       }
     },
+    [self](atom::get) -> caf::result<std::vector<lease_row>> {
+      auto& st = self->state;
+      if (!st.db)
+        return make_error(errc::storage_error, "the database is not reachable");
+      try {
+        pqxx::work tx{st.db->conn};
+        auto rows = read_record(tx);
+        tx.commit();
+        return rows;
+      } catch (const std::exception& e) {
+        lost(self, e.what());
+        return make_error(errc::storage_error, e.what());
+      }
+    },
     [self](atom::tick) {
       tick(self);
       self->delayed_send(self, self->state.cfg.every, atom::tick::value);

@@ -4,6 +4,8 @@
 #include "actors/node/node.hpp"
 
 #include <caf/all.hpp>
+
+#include <algorithm>
 #include <set>
 #include <spdlog/spdlog.h>
 
@@ -14,10 +16,6 @@ namespace {
 using namespace std::chrono_literals;
 using self_ptr = lease_table_actor::stateful_pointer<lease_table_state>;
 using session = lease_table_state::session;
-
-/// How often waiting acquires look for freed slots: the control plane's
-/// own queries free theirs without telling the table.
-constexpr auto retry_every = 5ms;
 
 std::shared_ptr<cluster_state> cluster_named(self_ptr self, const std::string& name) {
   auto active = self->state.cfg.cell->load();
@@ -173,11 +171,40 @@ worker_api::acquire_answer grant(self_ptr self, session& s, const worker_api::le
   return a;
 }
 
-void schedule_retry(self_ptr self) {
-  if (self->state.retry_scheduled || self->state.waiting.empty())
+/// A timer for the earliest end of a waiting call's wait. Everything else
+/// that makes room wakes the table itself: a worker's release or expiry
+/// here, a control-plane query's release through its cluster
+/// (slot_counter::want_wake), a new config (snapshot_holder).
+void schedule_deadline(self_ptr self) {
+  auto& st = self->state;
+  if (st.waiting.empty())
     return;
-  self->state.retry_scheduled = true;
-  self->delayed_send(self, retry_every, atom::tick::value);
+  auto earliest = st.waiting.front().until;
+  for (const auto& w : st.waiting)
+    earliest = std::min(earliest, w.until);
+  if (st.timer_at && *st.timer_at <= earliest)
+    return;
+  st.timer_at = earliest;
+  auto in = std::max<caf::timespan>(earliest - self->clock().now(), caf::timespan{0});
+  self->delayed_send(self, in, atom::tick::value);
+}
+
+/// Whether a grant now could give the call anything. Without room, its
+/// clusters are asked to tell the table of their next freed slot, and
+/// looked at once more: a slot freed between the two looks is not missed.
+bool room_for(self_ptr self, const worker_api::lease_call& call) {
+  if (self->clock().now() < self->state.grace_ends)
+    return false; // the sweep looks again when the grace ends
+  std::vector<std::shared_ptr<cluster_state>> clusters;
+  for (const auto& item : call.items)
+    if (auto c = cluster_named(self, item.cluster))
+      clusters.push_back(std::move(c));
+  auto free_slot = [](const auto& c) { return c->running() < c->limit; };
+  if (std::any_of(clusters.begin(), clusters.end(), free_slot))
+    return true;
+  for (const auto& c : clusters)
+    c->running_counter()->want_wake();
+  return std::any_of(clusters.begin(), clusters.end(), free_slot);
 }
 
 /// Waiting acquires, in arrival order: answered once something is granted
@@ -195,14 +222,7 @@ void retry_waiting(self_ptr self) {
     auto& s = **found;
     bool last_chance = now >= i->until;
     // What a grant now would give, without denying (and counting) yet.
-    bool room = now >= st.grace_ends;
-    if (room) {
-      room = false;
-      for (const auto& item : i->call.items)
-        if (auto c = cluster_named(self, item.cluster); c && c->running() < c->limit)
-          room = true;
-    }
-    if (!room && !last_chance) {
+    if (!last_chance && !room_for(self, i->call)) {
       ++i;
       continue;
     }
@@ -212,7 +232,7 @@ void retry_waiting(self_ptr self) {
     i->promise.deliver(std::move(answer));
     i = st.waiting.erase(i);
   }
-  schedule_retry(self);
+  schedule_deadline(self);
 }
 
 void end_grace(self_ptr self);
@@ -327,51 +347,6 @@ void follow(self_ptr self, const std::string& url) {
     self->send(st.cfg.replica_client, atom::follow::value, url);
 }
 
-/// What the owner counts, per holder and cluster (its own queries under
-/// its replica name), as the record should hold it.
-std::vector<lease_row> counted(self_ptr self) {
-  auto& st = self->state;
-  std::vector<lease_row> rows;
-  std::map<std::string, uint32_t> leased;
-  for (const auto& [name, s] : st.sessions)
-    for (const auto& [cluster, h] : s.held)
-      if (h.count > 0) {
-        rows.push_back({name, cluster, h.count, s.ttl_secs, 0});
-        leased[cluster] += h.count;
-      }
-  if (auto active = st.cfg.cell->load())
-    for (const auto& [name, c] : active->clusters) {
-      auto running = c->running();
-      if (running > leased[name])
-        rows.push_back({st.cfg.replica, name, running - leased[name], st.cfg.own_ttl_secs, 0});
-    }
-  return rows;
-}
-
-/// One write at a time, and only when something changed.
-void write_record(self_ptr self) {
-  auto& st = self->state;
-  if (st.writing || !st.record)
-    return;
-  auto rows = counted(self);
-  if (rows == st.last_written)
-    return;
-  st.writing = true;
-  self->request(st.record, std::chrono::seconds(10), atom::put::value, rows)
-    .then(
-      [self, rows](atom::ok) {
-        self->state.writing = false;
-        self->state.last_written = rows;
-        self->state.record_failing = false;
-      },
-      [self](caf::error& err) {
-        self->state.writing = false;
-        if (!std::exchange(self->state.record_failing, true))
-          spdlog::warn("lease table: the record is not written ({}); trying again",
-                       message_of(err));
-      });
-}
-
 } // namespace
 
 lease_table_actor::behavior_type
@@ -408,8 +383,10 @@ lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_t
       // Nothing free: the call waits (in order) for a slot to free up.
       auto promise = self->make_response_promise<worker_api::acquire_answer>();
       auto until = self->clock().now() + std::chrono::milliseconds(c.wait_ms);
+      // (A slot freed since the grant above would be missed, were it not
+      // looked at once more after asking to hear of the next one.)
       self->state.waiting.push_back({std::move(c), promise, until});
-      schedule_retry(self);
+      retry_waiting(self);
       return promise;
     },
     [self](atom::release, worker_api::lease_call& c)
@@ -513,7 +490,9 @@ lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_t
     [self](atom::sweep_lock, worker_api::sweep_verb verb, worker_api::sweep_call& c) {
       return serve_sweep_lock(self, verb, c);
     },
-    [self](atom::get) {
+    [self](atom::get) -> caf::result<std::vector<lease_holder_view>> {
+      if (!self->state.owner)
+        return holders_of_record(self);
       std::vector<lease_holder_view> out;
       auto now = self->clock().now();
       for (const auto& [name, s] : self->state.sessions) {
@@ -530,15 +509,21 @@ lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_t
       sweep(self);
       self->delayed_send(self, self->state.cfg.sweep_every, atom::sweep::value);
     },
+    // A timer, a freed slot or a new config: the waiting calls look again.
     [self](atom::tick) {
-      self->state.retry_scheduled = false;
+      auto& st = self->state;
+      if (st.timer_at && *st.timer_at <= self->clock().now())
+        st.timer_at.reset();
       retry_waiting(self);
     },
     [self](atom::leader, lease_takeover& t) {
       self->state.record = caf::actor_cast<lease_owner_actor>(self->current_sender());
       take_over(self, t);
     },
-    [self](atom::follow, std::string& url) { follow(self, url); },
+    [self](atom::follow, std::string& url) {
+      self->state.record = caf::actor_cast<lease_owner_actor>(self->current_sender());
+      follow(self, url);
+    },
     [self](atom::flush) {
       if (!self->state.owner)
         return;

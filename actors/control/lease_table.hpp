@@ -99,14 +99,16 @@ struct lease_table_state {
   /// When each cluster last denied a worker: contended for a second after.
   std::map<std::string, caf::actor_clock::time_point> denied_at;
   std::deque<parked> waiting;
-  bool retry_scheduled = false;
+  /// When the timer for the earliest waiting call's end fires (none set).
+  std::optional<caf::actor_clock::time_point> timer_at;
 
   /// Whether this replica owns the leases (always, unreplicated).
   bool owner = true;
   /// After a takeover: holders of the record that have not renewed yet;
   /// the grace ends when none is left.
   std::set<std::string> awaited;
-  /// The record's writer (the election that made this replica owner).
+  /// The election: the record's writer while this replica owns the
+  /// leases, its reader (for who holds what) while another does.
   lease_owner_actor record;
   std::vector<lease_row> last_written;
   bool writing = false;
@@ -127,6 +129,15 @@ struct lease_table_state {
 caf::result<worker_api::sweep_answer>
 serve_sweep_lock(lease_table_actor::stateful_pointer<lease_table_state> self,
                  worker_api::sweep_verb verb, worker_api::sweep_call& c);
+
+/// The owner writes what it counts to the record: one write at a time,
+/// and only when something changed (actors/control/lease_table_record.cpp).
+void write_record(lease_table_actor::stateful_pointer<lease_table_state> self);
+
+/// A follower's answer to who holds what: the owner's record, read by the
+/// election (nothing while no election has spoken to this table).
+caf::result<std::vector<lease_holder_view>>
+holders_of_record(lease_table_actor::stateful_pointer<lease_table_state> self);
 
 lease_table_actor::behavior_type
 lease_table(lease_table_actor::stateful_pointer<lease_table_state> self, lease_table_settings cfg);

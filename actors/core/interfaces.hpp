@@ -118,6 +118,9 @@ using lease_owner_actor = caf::typed_actor<
   // The owner's counts, all of them; written as the difference to the
   // last write, in one transaction.
   caf::replies_to<atom::put, std::vector<lease_row>>::with<atom::ok>,
+  // What the record holds now: a follower's view of who holds what (as
+  // the owner last wrote it, a tenth of a second behind at most).
+  caf::replies_to<atom::get>::with<std::vector<lease_row>>,
   // INTERNAL: try for the lock, or check that it is still held.
   caf::reacts_to<atom::tick>>;
 

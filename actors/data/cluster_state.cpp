@@ -79,6 +79,8 @@ void cluster_state::release() {
   running_->give(1);
   if (capacity) // a slot it may give back to the fleet
     signal_capacity();
+  if (lease_table && running_->take_wake()) // a worker waits for it
+    caf::anon_send(lease_table, atom::tick::value);
   notify_groups(true);
 }
 

@@ -106,6 +106,10 @@ struct cluster_state {
   /// back (set once, before sharing).
   caf::actor capacity;
 
+  /// On a control plane: its lease table, told when a slot frees up while
+  /// a worker's acquire waits for this cluster (set once, before sharing).
+  caf::actor lease_table;
+
   /// The cluster actor: lends connections, runs health checks.
   caf::actor actor;
   /// PostgreSQL clusters: the non-blocking connections of the wire fast

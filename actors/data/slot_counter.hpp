@@ -72,6 +72,19 @@ public:
     }
   }
 
+  /// A worker's acquire waits for a slot here: the next slot given back
+  /// through the cluster tells the lease table, once. Set before the
+  /// waiter looks at the count, so a slot freed in between is never missed.
+  void want_wake() {
+    wake_.store(true);
+  }
+
+  /// Whether a waiter asked to hear of the slot just given back (asked
+  /// once, told once).
+  bool take_wake() {
+    return wake_.load() && wake_.exchange(false);
+  }
+
   /// While others wait for the cluster: the node's fair share, which a
   /// slot given back brings the grant down to (unbounded: no cap).
   void set_cap(uint32_t n) {
@@ -134,6 +147,7 @@ private:
 
   std::atomic<uint64_t> word_{pack(0, unbounded)};
   std::atomic<uint32_t> cap_{unbounded};
+  std::atomic<bool> wake_{false};
 };
 
 } // namespace qf

@@ -84,6 +84,7 @@ std::shared_ptr<active_config> build_fleet(const fleet_context& ctx,
       c.name, std::string{config::to_string(c.engine)}, limit, c.enabled,
       c.pool_size.value_or(0), old ? old->running_counter() : nullptr);
     state->capacity = ctx.capacity;
+    state->lease_table = ctx.lease_table;
     if (ctx.capacity && !old) // nothing leased yet (a successor keeps the grant)
       state->running_counter()->set_grant(0);
     state->max_pinned = c.max_pinned_sessions;

@@ -22,6 +22,9 @@ struct fleet_context {
   /// A worker sharing capacity: its capacity actor, which its clusters
   /// ask for slots (none elsewhere: slots are not leased).
   caf::actor capacity;
+  /// A control plane: its lease table, whose waiting acquires hear of
+  /// freed slots and of a new config (its limits may have grown).
+  caf::actor lease_table;
   /// Whether health checks ask the engines for their running counts
   /// (actors/node/engine_reconciler.hpp); null: always.
   std::shared_ptr<const std::atomic<bool>> counting;

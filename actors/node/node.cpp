@@ -238,7 +238,8 @@ node::node(caf::actor_system& sys, const config::gateway_config& cfg,
   snapshot_holder_settings holding;
   holding.cell = svc.snapshot;
   holding.ctx = fleet_context{&sys, svc.stats, svc.first_round,
-                              caf::actor_cast<caf::actor>(svc.capacity), counting};
+                              caf::actor_cast<caf::actor>(svc.capacity),
+                              caf::actor_cast<caf::actor>(svc.lease_table), counting};
   holding.store = svc.config_store;
   if (!worker)
     holding.first = fleet_update{std::make_shared<const config::gateway_config>(cfg),

@@ -23,6 +23,8 @@ bool swap_in(self_ptr self, const snapshot_holder_settings& cfg, fleet_update& n
     return false;
   }
   cfg.cell->store(st.active);
+  if (cfg.ctx.lease_table) // a limit may have grown
+    self->send(caf::actor_cast<lease_table_actor>(cfg.ctx.lease_table), atom::tick::value);
   for (auto i = known; i < st.retired.size(); ++i)
     self->monitor(st.retired[i]);
   if (cfg.store)

@@ -127,6 +127,16 @@ TEST_F(replica_capacity_test, two_replicas_keep_one_limit_and_the_survivor_takes
       << ", B " << running_at(*b) << ", the worker " << running_on(f, 0);
   // A counts the worker and B's own queries: the worker's session is there.
   EXPECT_TRUE(eventually([&] { return has_lease_session(f, "w1"); }));
+  // B, which follows, shows the worker's slots from A's record.
+  EXPECT_TRUE(eventually([&] {
+    auto entry = http_request("GET", admin_url(b->admin_port()) + "/admin/workers/w1",
+                              {{"Authorization", "Basic YWRtaW46YWRtaW4="}})
+                   .json();
+    return entry.is_object() && entry["leases"].is_object() &&
+           entry["leases"].value("pg", 0) > 0;
+  })) << http_request("GET", admin_url(b->admin_port()) + "/admin/workers/w1",
+                      {{"Authorization", "Basic YWRtaW46YWRtaW4="}})
+           .body;
 
   // The owner goes (its clients first, so that no query of its runs on).
   on_a.stop();

@@ -3,7 +3,8 @@
 // control plane's own queries, a repeated call is answered as the first,
 // a release of slots not held changes nothing, a worker the table does not
 // know renews first and is counted as it says, unrenewed leases expire
-// after three heartbeat intervals, a waiting acquire gets a freed slot,
+// after three heartbeat intervals, a waiting acquire gets a freed slot
+// (a worker's, or one a control-plane query frees: no clock runs for it),
 // and no slot is granted during the grace after start.
 #include "actors/control/lease_table.hpp"
 #include "actors/node/metrics.hpp"
@@ -54,6 +55,7 @@ protected:
     s.stats = stats;
     s.grace = grace;
     table = sys.spawn(lease_table, s);
+    pg->lease_table = caf::actor_cast<caf::actor>(table); // as the node sets it
     sched.run();
   }
 
@@ -232,6 +234,27 @@ TEST_F(lease_table_test, a_waiting_acquire_gets_a_slot_another_worker_gives_back
   sched.run();
   ASSERT_TRUE(*denied && **denied);
   EXPECT_EQ(granted(***denied), 0u);
+}
+
+TEST_F(lease_table_test, a_waiting_acquire_gets_the_slot_a_control_plane_query_frees_at_once) {
+  start();
+  renew("b", 1, 0);
+  for (int i = 0; i < 3; ++i) // the control plane's own queries fill the cluster
+    ASSERT_TRUE(pg->try_acquire());
+  auto c = call("b", 2, 1);
+  c.wait_ms = 30'000;
+  auto waiting = ask<worker_api::acquire_answer>(atom::acquire::value, c);
+  EXPECT_FALSE(*waiting); // parked
+  sched.run();
+  EXPECT_FALSE(*waiting); // nothing looks again by itself ...
+  pg->release();          // ... until a slot frees: no virtual time passes
+  sched.run();
+  ASSERT_TRUE(*waiting && **waiting);
+  EXPECT_EQ(granted(***waiting), 1u);
+  EXPECT_EQ(pg->running(), 3u);
+  // Told once: a later release with nobody waiting sends the table nothing.
+  pg->release();
+  EXPECT_FALSE(sched.has_job());
 }
 
 TEST_F(lease_table_test, no_slot_is_granted_during_the_grace_after_start) {
