@@ -125,9 +125,11 @@ test('with every connection mid-request, a newcomer is refused with 503', T, asy
       if (!busy[i] || busy[i].closedByServer) busy[i] = ask();
       await busy[i].connected;
     }
-    const s = quietSocket(28320, 'GET /v1/info HTTP/1.1\r\nHost: x\r\n\r\n');
+    // Connection: close, so that a newcomer let in (a busy socket was
+    // still idle) is answered and closed rather than kept alive.
+    const s = quietSocket(28320, 'GET /v1/info HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     await s.closed;
     return s.answered.startsWith('HTTP/1.1 503') && s;
-  }, { what: 'a 503 for the newcomer' });
+  }, { timeoutMs: 30000, what: 'a 503 for the newcomer' });
   assert.match(late.answered, /too many connections/);
 });
