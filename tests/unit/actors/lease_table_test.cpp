@@ -5,7 +5,8 @@
 // know renews first and is counted as it says, unrenewed leases expire
 // after three heartbeat intervals, a waiting acquire gets a freed slot
 // (a worker's, or one a control-plane query frees: no clock runs for it),
-// and no slot is granted during the grace after start.
+// no slot is granted during the grace after start, and a call parked in a
+// takeover's grace is granted as soon as the last holder renewed.
 #include "actors/control/lease_table.hpp"
 #include "actors/node/metrics.hpp"
 #include "actors/node/node.hpp"
@@ -255,6 +256,24 @@ TEST_F(lease_table_test, a_waiting_acquire_gets_the_slot_a_control_plane_query_f
   // Told once: a later release with nobody waiting sends the table nothing.
   pg->release();
   EXPECT_FALSE(sched.has_job());
+}
+
+TEST_F(lease_table_test, a_call_parked_in_a_takeovers_grace_is_granted_once_the_last_holder_renewed) {
+  start(10s);
+  // The record names a's slot: the grace lasts until a renews.
+  caf::anon_send(table, atom::leader::value,
+                 lease_takeover{{{"a", "pg", 1, 3, 3000}}, "old-owner"});
+  sched.run();
+  EXPECT_EQ(pg->running(), 1u);
+  renew("b", 1, 0);
+  auto c = call("b", 2, 1);
+  c.wait_ms = 1000;
+  auto waiting = ask<worker_api::acquire_answer>(atom::acquire::value, c);
+  EXPECT_FALSE(*waiting); // parked: nothing is granted in the grace
+  renew("a", 1, 1);       // the last holder the record named
+  ASSERT_TRUE(*waiting && **waiting); // no virtual time passed
+  EXPECT_EQ(granted(***waiting), 1u);
+  EXPECT_EQ(pg->running(), 2u);
 }
 
 TEST_F(lease_table_test, no_slot_is_granted_during_the_grace_after_start) {
