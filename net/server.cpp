@@ -49,10 +49,13 @@ wire_session_limits limits_of(const config::frontend& wire) {
 std::unique_ptr<caf::actor_system_config> actor_config(const server_options& opts) {
   auto cfg = std::make_unique<caf::actor_system_config>();
   // CAF's idle workers poll every 50 us for 500 rounds after each message
-  // before they sleep on a condition variable; the reaper's tick alone
-  // then kept four workers polling, 4% of a core on an idle gateway.
-  // The hot paths (PostgreSQL wire, HTTP parsing) do not wait on CAF.
-  cfg->set("work-stealing.moderate-poll-attempts", 10);
+  // before they sleep on a condition variable: 4% of a core on an idle
+  // gateway for the reaper's tick alone, and a message from an HTTP or
+  // engine thread that finds its worker in such a sleep waits out the
+  // rest of it (with the kernel's timer slack, up to 100 us, at every
+  // hop of a Trino query). After its spins a worker sleeps on the
+  // condition variable at once, which an outside message wakes.
+  cfg->set("work-stealing.moderate-poll-attempts", 0);
   // Asleep, each worker still woke every 10 ms to look for work to steal:
   // 1,300 wake-ups a second, each one a context switch that can preempt
   // the wire thread. A message from outside wakes a sleeping worker at
