@@ -229,7 +229,8 @@ lease_owner(lease_owner_actor::stateful_pointer<lease_owner_state> self, lease_o
         tx.commit();
         return rows;
       } catch (const std::exception& e) {
-        lost(self, e.what());
+        // Only an answer fails: a lost connection is the next tick's to
+        // find, so an admin read never unsettles who owns the leases.
         return make_error(errc::storage_error, e.what());
       }
     },

@@ -133,6 +133,17 @@ contended(self_ptr self, const session* s, const worker_api::lease_call& c) {
   return out;
 }
 
+/// What a grant now may give the session of an item: all it asks for,
+/// or, while others wait for the cluster, what is left of its fair share.
+uint32_t grantable(self_ptr self, const session& s, const worker_api::lease_item& item) {
+  auto share = share_of(self, item.cluster);
+  if (!share)
+    return item.count;
+  auto h = s.held.find(item.cluster);
+  auto held = h == s.held.end() ? 0u : h->second.count;
+  return std::min(item.count, *share > held ? *share - held : 0u);
+}
+
 /// Grants what the clusters have room for now.
 worker_api::acquire_answer grant(self_ptr self, session& s, const worker_api::lease_call& c) {
   auto& st = self->state;
@@ -143,12 +154,7 @@ worker_api::acquire_answer grant(self_ptr self, session& s, const worker_api::le
     auto cluster = cluster_named(self, item.cluster);
     uint32_t got = 0;
     // While others wait, nobody gets past a fair share.
-    auto wanted = item.count;
-    if (auto share = cluster ? share_of(self, item.cluster) : std::nullopt) {
-      auto h = s.held.find(item.cluster);
-      auto held = h == s.held.end() ? 0u : h->second.count;
-      wanted = std::min(wanted, *share > held ? *share - held : 0u);
-    }
+    auto wanted = grantable(self, s, item);
     if (cluster && !in_grace && wanted > 0)
       got = cluster->running_counter()->take_up_to(wanted, cluster->limit);
     if (got > 0) {
@@ -171,9 +177,10 @@ worker_api::acquire_answer grant(self_ptr self, session& s, const worker_api::le
   return a;
 }
 
-/// A timer for the earliest end of a waiting call's wait. Everything else
-/// that makes room wakes the table itself: a worker's release or expiry
-/// here, a control-plane query's release through its cluster
+/// A timer for the earliest end of a waiting call's wait, or of the grace
+/// after a start or takeover. Everything else that makes room wakes the
+/// table itself: a worker's release, renewal or expiry here, a
+/// control-plane query's release through its cluster
 /// (slot_counter::want_wake), a new config (snapshot_holder).
 void schedule_deadline(self_ptr self) {
   auto& st = self->state;
@@ -182,6 +189,8 @@ void schedule_deadline(self_ptr self) {
   auto earliest = st.waiting.front().until;
   for (const auto& w : st.waiting)
     earliest = std::min(earliest, w.until);
+  if (self->clock().now() < st.grace_ends)
+    earliest = std::min(earliest, st.grace_ends);
   if (st.timer_at && *st.timer_at <= earliest)
     return;
   st.timer_at = earliest;
@@ -189,22 +198,28 @@ void schedule_deadline(self_ptr self) {
   self->delayed_send(self, in, atom::tick::value);
 }
 
-/// Whether a grant now could give the call anything. Without room, its
-/// clusters are asked to tell the table of their next freed slot, and
-/// looked at once more: a slot freed between the two looks is not missed.
-bool room_for(self_ptr self, const worker_api::lease_call& call) {
+/// Whether a grant now could give the call anything: a free slot on a
+/// cluster where the worker is under its fair share (a call its share
+/// holds back waits for others to give slots back, or for its end, not
+/// answered at once to be sent again). Full clusters are asked to tell the
+/// table of their next freed slot, and looked at once more: a slot freed
+/// between the two looks is not missed.
+bool room_for(self_ptr self, const session& s, const worker_api::lease_call& call) {
   if (self->clock().now() < self->state.grace_ends)
-    return false; // the sweep looks again when the grace ends
-  std::vector<std::shared_ptr<cluster_state>> clusters;
-  for (const auto& item : call.items)
-    if (auto c = cluster_named(self, item.cluster))
-      clusters.push_back(std::move(c));
-  auto free_slot = [](const auto& c) { return c->running() < c->limit; };
-  if (std::any_of(clusters.begin(), clusters.end(), free_slot))
-    return true;
-  for (const auto& c : clusters)
+    return false; // looked at again when the grace ends
+  std::vector<std::shared_ptr<cluster_state>> full;
+  for (const auto& item : call.items) {
+    auto c = cluster_named(self, item.cluster);
+    if (!c || grantable(self, s, item) == 0)
+      continue;
+    if (c->running() < c->limit)
+      return true;
+    full.push_back(std::move(c));
+  }
+  for (const auto& c : full)
     c->running_counter()->want_wake();
-  return std::any_of(clusters.begin(), clusters.end(), free_slot);
+  return std::any_of(full.begin(), full.end(),
+                     [](const auto& c) { return c->running() < c->limit; });
 }
 
 /// Waiting acquires, in arrival order: answered once something is granted
@@ -222,7 +237,7 @@ void retry_waiting(self_ptr self) {
     auto& s = **found;
     bool last_chance = now >= i->until;
     // What a grant now would give, without denying (and counting) yet.
-    if (!last_chance && !room_for(self, i->call)) {
+    if (!last_chance && !room_for(self, s, i->call)) {
       ++i;
       continue;
     }

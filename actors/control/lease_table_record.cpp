@@ -72,6 +72,8 @@ caf::result<std::vector<lease_holder_view>> holders_of_record(self_ptr self) {
       [promise](std::vector<lease_row>& rows) mutable {
         std::map<std::string, lease_holder_view> by_holder;
         for (auto& r : rows) {
+          if (r.expires_in_ms <= 0) // a holder gone, not yet swept by the owner
+            continue;
           auto& v = by_holder[r.holder];
           v.worker = r.holder;
           v.held[r.cluster] = r.count;

@@ -313,6 +313,39 @@ TEST_F(lease_table_test, a_denial_makes_the_cluster_contended_with_a_fair_share_
   EXPECT_TRUE((**later)->contended.empty());
 }
 
+TEST_F(lease_table_test, a_call_its_fair_share_holds_back_waits_instead_of_being_denied_at_once) {
+  start();
+  renew("a", 1, 0);
+  renew("b", 1, 0);
+  EXPECT_EQ(acquire("a", 2, 3), 3u);
+  EXPECT_EQ(acquire("b", 2, 2), 0u); // contended now: a share of 1 each
+  EXPECT_FALSE(error_of_release("a", 3, 2));
+  EXPECT_EQ(pg->running(), 1u);
+  // Two slots are free, but a is at its share: its call waits (an answer
+  // at once would only bring the same call back at once, and again).
+  auto c = call("a", 4, 1);
+  c.wait_ms = 250;
+  auto waiting = ask<worker_api::acquire_answer>(atom::acquire::value, c);
+  EXPECT_FALSE(*waiting);
+  sched.advance_time(300ms);
+  sched.run();
+  ASSERT_TRUE(*waiting && **waiting);
+  EXPECT_EQ(granted(***waiting), 0u);
+}
+
+TEST_F(lease_table_test, a_call_parked_in_the_grace_is_granted_when_the_grace_ends) {
+  start(500ms);
+  renew("b", 1, 0);
+  auto c = call("b", 2, 1);
+  c.wait_ms = 1000;
+  auto waiting = ask<worker_api::acquire_answer>(atom::acquire::value, c);
+  EXPECT_FALSE(*waiting);
+  sched.advance_time(600ms); // the grace is over, the call's wait is not
+  sched.run();
+  ASSERT_TRUE(*waiting && **waiting);
+  EXPECT_EQ(granted(***waiting), 1u);
+}
+
 TEST_F(lease_table_test, past_the_limit_every_holder_hears_a_share_of_0_until_under_it) {
   start();
   // After an outage with localLimits both workers counted what they ran:
