@@ -8,17 +8,25 @@ DUCKDB_LIB_PACKAGE="@duckdb/node-bindings-linux-x64@${DUCKDB_VERSION}-r.4"
 DUCKDB_SRC_PACKAGE="duckdb@${DUCKDB_VERSION}"
 DUCKDB_PREFIX=${DUCKDB_PREFIX:-/opt/duckdb-${DUCKDB_VERSION}}
 
+# QF_DEPS=build: only what building the queryflux binary takes (the
+# container image's build stage); else everything the tests need too.
 packages=(
   g++ cmake ninja-build pkg-config ccache curl ca-certificates
   libcaf-dev libboost-dev libpqxx-dev libpq-dev nlohmann-json3-dev libspdlog-dev
-  prometheus-cpp-dev libssl-dev libgtest-dev libgmock-dev libyaml-cpp-dev
-  libsqlite3-dev libmariadb-dev libre2-dev
-  postgresql postgresql-client pgbouncer mariadb-server mariadb-client
-  prometheus bc nodejs npm libpostgresql-jdbc-java openssl
-  chromium # Studio's browser tests (playwright-core drives it)
+  prometheus-cpp-dev libssl-dev libyaml-cpp-dev
+  libsqlite3-dev libmariadb-dev libre2-dev nodejs npm
 )
-# The pgjdbc e2e test runs its check as a single-file Java program.
-command -v java >/dev/null || packages+=(openjdk-17-jre-headless)
+if [[ ${QF_DEPS:-all} != build ]]; then
+  packages+=(
+    libgtest-dev libgmock-dev
+    postgresql postgresql-client pgbouncer mariadb-server mariadb-client
+    prometheus bc libpostgresql-jdbc-java openssl
+    docker-compose golang-go # the deployment examples' tests (Compose, the Helm chart)
+    chromium # Studio's browser tests (playwright-core drives it)
+  )
+  # The pgjdbc e2e test runs its check as a single-file Java program.
+  command -v java >/dev/null || packages+=(openjdk-17-jre-headless)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

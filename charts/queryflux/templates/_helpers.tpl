@@ -1,0 +1,39 @@
+{{- define "queryflux.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "queryflux.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: {{ .Values.role }}
+{{- end -}}
+
+{{- define "queryflux.labels" -}}
+{{ include "queryflux.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "queryflux.configSecret" -}}
+{{- if .Values.existingConfigSecret -}}
+{{- .Values.existingConfigSecret -}}
+{{- else -}}
+{{- include "queryflux.fullname" . }}-config
+{{- end -}}
+{{- end -}}
+
+{{- define "queryflux.servicePorts" -}}
+{{- range $name, $port := .Values.ports }}
+{{- if $port }}
+- name: {{ $name | lower | trunc 15 }}
+  port: {{ $port }}
+  targetPort: {{ $name | lower | trunc 15 }}
+{{- end }}
+{{- end }}
+{{- end -}}
