@@ -137,13 +137,13 @@ std::map<std::string, std::string> worker_labels_of(const config::node& q) {
 
 /// How other replicas reach this one's admin port: workerApi.advertiseUrl,
 /// else the address it listens on or, listening on every address, the
-/// host name.
+/// host's canonical name.
 std::string advertised_url(const config::node& q, const std::string& address, uint16_t port) {
   if (q.worker_api.advertise_url)
     return *q.worker_api.advertise_url;
   auto host = address;
   if (host == "0.0.0.0" || host == "::" || host.empty()) {
-    host = io::host_name();
+    host = io::canonical_host_name();
   } else if (host.find(':') != std::string::npos) {
     host = "[" + host + "]";
   }

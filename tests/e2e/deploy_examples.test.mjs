@@ -150,13 +150,19 @@ test('the Compose example: docker-compose accepts it, and the configs it mounts 
   assert.ok(services['control-plane'].ports.some((p) => Number(p.target) === cp.adminApi.port));
 });
 
-test('Helm: the control plane example, with its admin port on TLS', () => {
+test('Helm: the control plane example, its replicas named for each other, TLS on the admin port', () => {
   const r = render('queryflux-control', 'control-plane-values.yaml');
-  const { config, mounts } = checkWiring(r);
+  const { config, mounts, workload } = checkWiring(r);
   assert.equal(mounts.tls, '/tls');
   assert.ok(config.queryflux.adminApi.tls.certFile.startsWith('/tls/'));
-  assert.equal(one(r.of('Deployment'), 'Deployment').spec.replicas, r.values.replicaCount);
+  assert.equal(workload.spec.replicas, 2);
   assert.equal(r.of('HorizontalPodAutoscaler').length, 0);
+  // Each replica advertises <pod>.<subdomain>: a headless Service of that
+  // name must select the pods, or the others cannot reach the lease owner.
+  const headless = r.of('Service').find((s) => s.spec.clusterIP === 'None');
+  assert.ok(headless, 'a headless Service');
+  assert.equal(workload.spec.template.spec.subdomain, headless.metadata.name);
+  assert.equal(config.queryflux.workerApi.advertiseUrl, undefined, 'the default URL is the one');
 });
 
 test('Helm: shared-service workers keep a client on its pod and list their peers', () => {
