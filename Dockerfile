@@ -21,7 +21,7 @@ RUN apt-get update -qq \
 # The binary finds DuckDB where the build found it (its RPATH).
 COPY --from=build /opt/duckdb-1.4.4/lib/libduckdb.so /opt/duckdb-1.4.4/lib/libduckdb.so
 COPY --from=build /build/queryflux /usr/local/bin/queryflux
-USER queryflux
+USER 10001
 WORKDIR /var/lib/queryflux
 EXPOSE 8080 5432 3306 9000
 ENTRYPOINT ["/usr/local/bin/queryflux"]

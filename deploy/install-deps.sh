@@ -4,7 +4,11 @@
 set -euo pipefail
 
 DUCKDB_VERSION=1.4.4
-DUCKDB_LIB_PACKAGE="@duckdb/node-bindings-linux-x64@${DUCKDB_VERSION}-r.4"
+case $(dpkg --print-architecture) in
+  arm64) duckdb_arch=arm64 ;;
+  *) duckdb_arch=x64 ;;
+esac
+DUCKDB_LIB_PACKAGE="@duckdb/node-bindings-linux-${duckdb_arch}@${DUCKDB_VERSION}-r.4"
 DUCKDB_SRC_PACKAGE="duckdb@${DUCKDB_VERSION}"
 DUCKDB_PREFIX=${DUCKDB_PREFIX:-/opt/duckdb-${DUCKDB_VERSION}}
 
@@ -56,7 +60,7 @@ if [[ ! -f $DUCKDB_PREFIX/lib/libduckdb.so || ! -f $DUCKDB_PREFIX/include/duckdb
   trap 'rm -rf "$work"' EXIT
   (cd "$work" && npm pack --silent "$DUCKDB_LIB_PACKAGE" "$DUCKDB_SRC_PACKAGE" >/dev/null)
   mkdir -p "$work/lib" "$work/src" "$DUCKDB_PREFIX/lib" "$DUCKDB_PREFIX/include"
-  tar -xzf "$work"/duckdb-node-bindings-linux-x64-*.tgz -C "$work/lib"
+  tar -xzf "$work"/duckdb-node-bindings-linux-"${duckdb_arch}"-*.tgz -C "$work/lib"
   tar -xzf "$work"/duckdb-"${DUCKDB_VERSION}".tgz -C "$work/src" \
     package/src/duckdb/src/include/duckdb.h
   install -m 0644 "$work/lib/package/libduckdb.so" "$DUCKDB_PREFIX/lib/libduckdb.so"

@@ -30,16 +30,69 @@ func indent(n int, s string) string {
 	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
 }
 
-// toYaml: JSON, which is YAML; Helm's block style parses to the same data.
-func toYaml(v interface{}) string {
-	if v == nil {
+// scalar: a value on one line; strings double-quoted (JSON's quoting is
+// YAML's), integral numbers without a fraction, as Helm prints them.
+func scalar(v interface{}) string {
+	switch x := v.(type) {
+	case nil:
 		return "null"
+	case float64:
+		if x == float64(int64(x)) {
+			return fmt.Sprintf("%d", int64(x))
+		}
+		return fmt.Sprint(x)
+	case map[string]interface{}:
+		return "{}"
+	case []interface{}:
+		return "[]"
 	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
+	out, _ := json.Marshal(v)
 	return string(out)
+}
+
+func nested(v interface{}) bool {
+	switch x := v.(type) {
+	case map[string]interface{}:
+		return len(x) > 0
+	case []interface{}:
+		return len(x) > 0
+	}
+	return false
+}
+
+// toYaml: block YAML, as Helm's toYaml writes it (keys sorted).
+func toYaml(v interface{}) string {
+	var lines []string
+	switch x := v.(type) {
+	case map[string]interface{}:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			key, _ := json.Marshal(k)
+			if nested(x[k]) {
+				lines = append(lines, string(key)+":", indent(2, toYaml(x[k])))
+			} else {
+				lines = append(lines, string(key)+": "+scalar(x[k]))
+			}
+		}
+	case []interface{}:
+		for _, item := range x {
+			if nested(item) {
+				lines = append(lines, "-", indent(2, toYaml(item)))
+			} else {
+				lines = append(lines, "- "+scalar(item))
+			}
+		}
+	default:
+		return scalar(v)
+	}
+	if len(lines) == 0 {
+		return scalar(v)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func main() {

@@ -96,8 +96,12 @@ function checkWiring({ values, of }) {
     if (name === 'admin') assert.equal(config.queryflux.adminApi.port, port, 'adminApi.port');
     else assert.equal(frontends[name]?.port, port, `frontends.${name}.port`);
   }
-  for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe'])
+  // The probes ask the ops port, in TLS when it speaks only TLS.
+  const scheme = config.queryflux.adminApi.tls ? 'HTTPS' : 'HTTP';
+  for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
     assert.equal(container[probe].httpGet.port, 'admin', `${probe} asks the ops port`);
+    assert.equal(container[probe].httpGet.scheme, scheme, `${probe} in ${scheme}`);
+  }
   assert.equal(container.startupProbe.httpGet.path, '/readyz');
   const mounts = Object.fromEntries(container.volumeMounts.map((m) => [m.name, m.mountPath]));
   assert.equal(mounts.config, '/etc/queryflux');
@@ -155,13 +159,16 @@ test('Helm: the control plane example, its replicas named for each other, TLS on
   const { config, mounts, workload } = checkWiring(r);
   assert.equal(mounts.tls, '/tls');
   assert.ok(config.queryflux.adminApi.tls.certFile.startsWith('/tls/'));
+  assert.equal(workload.kind, 'StatefulSet');
   assert.equal(workload.spec.replicas, 2);
   assert.equal(r.of('HorizontalPodAutoscaler').length, 0);
-  // Each replica advertises <pod>.<subdomain>: a headless Service of that
-  // name must select the pods, or the others cannot reach the lease owner.
+  // Each replica advertises its canonical name, <pod>.<serviceName>: a
+  // headless Service of that name must select the pods (a draining owner
+  // included), or the others cannot reach the lease owner.
   const headless = r.of('Service').find((s) => s.spec.clusterIP === 'None');
   assert.ok(headless, 'a headless Service');
-  assert.equal(workload.spec.template.spec.subdomain, headless.metadata.name);
+  assert.equal(workload.spec.serviceName, headless.metadata.name);
+  assert.equal(headless.spec.publishNotReadyAddresses, true);
   assert.equal(config.queryflux.workerApi.advertiseUrl, undefined, 'the default URL is the one');
 });
 
@@ -172,6 +179,7 @@ test('Helm: shared-service workers keep a client on its pod and list their peers
     a.metadata.name.length - b.metadata.name.length);
   assert.equal(service.spec.sessionAffinity, 'ClientIP');
   assert.equal(headless.spec.clusterIP, 'None');
+  assert.equal(headless.spec.publishNotReadyAddresses, undefined, 'only ready workers are peers');
   // peerBootstrap resolves the headless Service, on the ops port.
   const [host, port] = config.queryflux.controlPlane.peerBootstrap.address.split(':');
   assert.equal(host, headless.metadata.name);
@@ -189,6 +197,19 @@ test('Helm: autoscaled workers leave the replica count to the autoscaler', () =>
   const hpa = one(r.of('HorizontalPodAutoscaler'), 'HorizontalPodAutoscaler');
   assert.equal(hpa.spec.scaleTargetRef.name, deployment.metadata.name);
   assert.equal(hpa.spec.maxReplicas, 20);
+  // Utilization is of the request: the container has one.
+  assert.equal(deployment.spec.template.spec.containers[0].resources.requests.cpu, '500m');
+});
+
+test('Helm: pod labels and annotations go on the pods, not into the selector', () => {
+  const extra = writeConfig('podLabels: { team: checkout }\npodAnnotations: { owner: data-platform }\n',
+    'values.yaml').file;
+  const r = render('queryflux-workers', 'worker-values.yaml', extra);
+  const { workload } = checkWiring(r);
+  assert.equal(workload.spec.template.metadata.labels.team, 'checkout');
+  assert.equal(workload.spec.template.metadata.annotations.owner, 'data-platform');
+  assert.equal(workload.spec.selector.matchLabels.team, undefined);
+  assert.match(workload.spec.template.metadata.annotations['checksum/config'], /^[0-9a-f]{64}$/);
 });
 
 test('Helm: one worker per node, reached on its own node', () => {
@@ -203,8 +224,9 @@ test('Helm: one worker per node, reached on its own node', () => {
 test('Helm: a role or kind the chart does not know, or no config, is refused in words', () => {
   const cases = [
     ['role: bogus\nconfig: {queryflux: {role: worker}}\n', /role is controlPlane, worker or standalone/],
-    ['kind: StatefulSet\nconfig: {queryflux: {role: worker}}\n', /kind is Deployment or DaemonSet/],
+    ['kind: ReplicaSet\nconfig: {queryflux: {role: worker}}\n', /kind is Deployment, DaemonSet or StatefulSet/],
     ['role: worker\n', /set config/],
+    ['config: {queryflux: {role: worker}}\nautoscaling: {enabled: true}\n', /needs resources.requests.cpu/],
   ];
   for (const [text, message] of cases)
     assert.throws(() => render('x', writeConfig(text, 'values.yaml').file), message);

@@ -37,3 +37,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{- /* The headless Service's name: the full name cut so that the suffix fits in 63. */ -}}
+{{- define "queryflux.headlessName" -}}
+{{- printf "%s-headless" (include "queryflux.fullname" . | trunc 54 | trimSuffix "-") -}}
+{{- end -}}
+
+{{- define "queryflux.probeScheme" -}}
+{{- if .Values.tlsSecret }}HTTPS{{ else }}HTTP{{ end -}}
+{{- end -}}
