@@ -4,11 +4,12 @@
 set -euo pipefail
 
 DUCKDB_VERSION=1.4.4
+# The same DuckDB in each; the bindings' revisions differ by architecture.
 case $(dpkg --print-architecture) in
-  arm64) duckdb_arch=arm64 ;;
-  *) duckdb_arch=x64 ;;
+  arm64) duckdb_arch=arm64 duckdb_rev=r.3 ;;
+  *) duckdb_arch=x64 duckdb_rev=r.4 ;;
 esac
-DUCKDB_LIB_PACKAGE="@duckdb/node-bindings-linux-${duckdb_arch}@${DUCKDB_VERSION}-r.4"
+DUCKDB_LIB_PACKAGE="@duckdb/node-bindings-linux-${duckdb_arch}@${DUCKDB_VERSION}-${duckdb_rev}"
 DUCKDB_SRC_PACKAGE="duckdb@${DUCKDB_VERSION}"
 DUCKDB_PREFIX=${DUCKDB_PREFIX:-/opt/duckdb-${DUCKDB_VERSION}}
 
