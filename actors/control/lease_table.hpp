@@ -99,7 +99,8 @@ struct lease_table_state {
   /// When each cluster last denied a worker: contended for a second after.
   std::map<std::string, caf::actor_clock::time_point> denied_at;
   std::deque<parked> waiting;
-  /// When the timer for the earliest waiting call's end fires (none set).
+  /// When the timer for the earliest end of a waiting call's wait, or of
+  /// the grace, fires (none set).
   std::optional<caf::actor_clock::time_point> timer_at;
 
   /// Whether this replica owns the leases (always, unreplicated).

@@ -3,10 +3,10 @@
 // to a holder that records them (and can hold them back), time is virtual.
 #include "actors/node/metrics.hpp"
 #include "actors/worker/control_plane_link.hpp"
+#include "tests/unit/actors/deterministic_test.hpp"
 #include "tests/unit/actors/scripted_transport.hpp"
 
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 #include <gtest/gtest.h>
 
 using namespace qf;
@@ -61,26 +61,12 @@ worker_api::encoded_snapshot snapshot(int pool) {
   return *worker_api::encode(c, error);
 }
 
-class control_plane_link_test : public ::testing::Test {
+class control_plane_link_test : public deterministic_test {
 protected:
-  control_plane_link_test()
-    : sys(init(cfg)),
-      sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    // nop
-  }
-
   ~control_plane_link_test() override {
     for (const auto& hdl : spawned)
       caf::anon_send_exit(hdl, caf::exit_reason::user_shutdown);
     sched.run();
-  }
-
-  control_plane_link_test(const control_plane_link_test&) = delete;
-  control_plane_link_test& operator=(const control_plane_link_test&) = delete;
-
-  static caf::actor_system_config& init(caf::actor_system_config& c) {
-    c.set("scheduler.policy", caf::atom("testing"));
-    return c;
   }
 
   control_plane_link_actor start(std::optional<config::peer_bootstrap> peers = {}) {
@@ -116,9 +102,6 @@ protected:
     return answered;
   }
 
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
   std::shared_ptr<scripted_transport> transport = std::make_shared<scripted_transport>();
   std::shared_ptr<holder_log> log = std::make_shared<holder_log>();
   std::vector<caf::actor> spawned;

@@ -3,9 +3,9 @@
 #include "actors/data/group.hpp"
 
 #include "actors/node/metrics.hpp"
+#include "tests/unit/actors/deterministic_test.hpp"
 
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 #include <gtest/gtest.h>
 
 using namespace qf;
@@ -13,28 +13,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-class group_test : public ::testing::Test {
+class group_test : public deterministic_test {
 protected:
-  group_test()
-    : sys(init(cfg)),
-      sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    // nop
-  }
-
   ~group_test() override {
     for (auto& c : clusters)
       c->set_groups({});
     for (const auto& hdl : spawned)
       caf::anon_send_exit(hdl, caf::exit_reason::user_shutdown);
     sched.run();
-  }
-
-  group_test(const group_test&) = delete;
-  group_test& operator=(const group_test&) = delete;
-
-  static caf::actor_system_config& init(caf::actor_system_config& c) {
-    c.set("scheduler.policy", caf::atom("testing"));
-    return c;
   }
 
   std::shared_ptr<cluster_state> cluster(const std::string& name,
@@ -111,9 +97,6 @@ protected:
     sched.run();
   }
 
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
   std::shared_ptr<metrics> stats = std::make_shared<metrics>();
   std::shared_ptr<std::map<uint64_t, std::string>> outcomes
     = std::make_shared<std::map<uint64_t, std::string>>();

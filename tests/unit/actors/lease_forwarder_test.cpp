@@ -6,10 +6,10 @@
 // answers with something that is not an answer; calls on their way to an
 // owner that was replaced are answered at once, their late answers dropped.
 #include "actors/control/lease_forwarder.hpp"
+#include "tests/unit/actors/deterministic_test.hpp"
 #include "tests/unit/actors/scripted_transport.hpp"
 
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 #include <gtest/gtest.h>
 
 using namespace qf;
@@ -23,14 +23,9 @@ using worker_api::sweep_verb;
 
 namespace {
 
-template <class Answer>
-using reply = std::shared_ptr<std::optional<caf::expected<Answer>>>;
-
-class lease_forwarder_test : public ::testing::Test {
+class lease_forwarder_test : public deterministic_test {
 protected:
-  lease_forwarder_test()
-    : sys(init(cfg)),
-      sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
+  lease_forwarder_test() {
     forwarder = sys.spawn(lease_forwarder, lease_forwarder_settings{transport, "fleet-secret"});
     sched.run();
   }
@@ -40,30 +35,15 @@ protected:
     sched.run();
   }
 
-  lease_forwarder_test(const lease_forwarder_test&) = delete;
-  lease_forwarder_test& operator=(const lease_forwarder_test&) = delete;
-
-  static caf::actor_system_config& init(caf::actor_system_config& c) {
-    c.set("scheduler.policy", caf::atom("testing"));
-    return c;
-  }
-
   void follow(std::string url) {
     caf::anon_send(forwarder, atom::follow::value, std::move(url));
     sched.run();
   }
 
-  /// A request's answer or error, filled in once the scheduler ran.
+  /// The forwarder's answer or error, filled in once it came.
   template <class Answer, class... Ts>
   reply<Answer> ask(Ts... xs) {
-    auto out = std::make_shared<std::optional<caf::expected<Answer>>>();
-    sys.spawn([out, to = forwarder, xs...](caf::event_based_actor* self) {
-      self->request(to, caf::infinite, xs...)
-        .then([out](Answer& a) { *out = std::move(a); },
-              [out](caf::error& e) { *out = caf::expected<Answer>{std::move(e)}; });
-    });
-    sched.run();
-    return out;
+    return request<Answer>(forwarder, std::move(xs)...);
   }
 
   reply<acquire_answer> acquire(uint64_t seq = 1) {
@@ -93,9 +73,6 @@ protected:
     return code_of((*r)->error());
   }
 
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
   std::shared_ptr<scripted_transport> transport = std::make_shared<scripted_transport>();
   lease_forwarder_actor forwarder;
 };

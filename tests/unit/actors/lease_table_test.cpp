@@ -10,9 +10,9 @@
 #include "actors/control/lease_table.hpp"
 #include "actors/node/metrics.hpp"
 #include "actors/node/node.hpp"
+#include "tests/unit/actors/deterministic_test.hpp"
 
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 #include <gtest/gtest.h>
 
 using namespace qf;
@@ -21,11 +21,9 @@ using worker_api::lease_call;
 
 namespace {
 
-class lease_table_test : public ::testing::Test {
+class lease_table_test : public deterministic_test {
 protected:
-  lease_table_test()
-    : sys(init(cfg)),
-      sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
+  lease_table_test() {
     auto active = std::make_shared<active_config>();
     pg = std::make_shared<cluster_state>("pg", "postgres", 3, true);
     active->clusters.emplace("pg", pg);
@@ -40,14 +38,6 @@ protected:
     if (table)
       caf::anon_send_exit(table, caf::exit_reason::user_shutdown);
     sched.run();
-  }
-
-  lease_table_test(const lease_table_test&) = delete;
-  lease_table_test& operator=(const lease_table_test&) = delete;
-
-  static caf::actor_system_config& init(caf::actor_system_config& c) {
-    c.set("scheduler.policy", caf::atom("testing"));
-    return c;
   }
 
   void start(caf::timespan grace = caf::timespan{0}) {
@@ -72,17 +62,10 @@ protected:
     return c;
   }
 
-  /// A request's answer, or its error, once the scheduler ran.
+  /// The table's answer to a call, or its error, once the scheduler ran.
   template <class Answer, class Atom>
-  std::shared_ptr<std::optional<caf::expected<Answer>>> ask(Atom verb, lease_call c) {
-    auto out = std::make_shared<std::optional<caf::expected<Answer>>>();
-    sys.spawn([out, verb, c, to = table](caf::event_based_actor* self) {
-      self->request(to, caf::infinite, verb, c)
-        .then([out](Answer& a) { *out = std::move(a); },
-              [out](caf::error& e) { *out = caf::expected<Answer>{std::move(e)}; });
-    });
-    sched.run();
-    return out;
+  reply<Answer> ask(Atom verb, lease_call c) {
+    return request<Answer>(table, verb, std::move(c));
   }
 
   uint32_t granted(const worker_api::acquire_answer& a) {
@@ -92,10 +75,17 @@ protected:
     return n;
   }
 
-  uint32_t acquire(std::string worker, uint64_t seq, uint32_t count, uint32_t wait_ms = 0) {
+  /// An acquire that may wait up to wait_ms for slots: answered, or not
+  /// yet, once the scheduler ran.
+  reply<worker_api::acquire_answer> acquire_waiting(std::string worker, uint64_t seq,
+                                                    uint32_t count, uint32_t wait_ms) {
     auto c = call(std::move(worker), seq, count);
     c.wait_ms = wait_ms;
-    auto r = ask<worker_api::acquire_answer>(atom::acquire::value, c);
+    return ask<worker_api::acquire_answer>(atom::acquire::value, std::move(c));
+  }
+
+  uint32_t acquire(std::string worker, uint64_t seq, uint32_t count, uint32_t wait_ms = 0) {
+    auto r = acquire_waiting(std::move(worker), seq, count, wait_ms);
     EXPECT_TRUE(*r && **r) << (*r ? caf::to_string((*r)->error()) : "no answer");
     return *r && **r ? granted(***r) : 0;
   }
@@ -115,9 +105,6 @@ protected:
     EXPECT_EQ((**r)->lease_ttl_secs, 3u); // three intervals of a second
   }
 
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
   std::shared_ptr<metrics> stats = std::make_shared<metrics>();
   std::shared_ptr<snapshot_cell> cell = std::make_shared<snapshot_cell>();
   std::shared_ptr<cluster_state> pg;
@@ -218,18 +205,14 @@ TEST_F(lease_table_test, a_waiting_acquire_gets_a_slot_another_worker_gives_back
   renew("a", 1, 0);
   renew("b", 1, 0);
   EXPECT_EQ(acquire("a", 2, 3), 3u);
-  auto c = call("b", 2, 1);
-  c.wait_ms = 250;
-  auto waiting = ask<worker_api::acquire_answer>(atom::acquire::value, c);
+  auto waiting = acquire_waiting("b", 2, 1, 250);
   EXPECT_FALSE(*waiting); // parked
   EXPECT_FALSE(error_of_release("a", 3, 1));
   ASSERT_TRUE(*waiting && **waiting);
   EXPECT_EQ(granted(***waiting), 1u);
   EXPECT_EQ(pg->running(), 3u);
   // Nothing frees up: the wait ends with a denial.
-  auto d = call("b", 3, 1);
-  d.wait_ms = 250;
-  auto denied = ask<worker_api::acquire_answer>(atom::acquire::value, d);
+  auto denied = acquire_waiting("b", 3, 1, 250);
   EXPECT_FALSE(*denied);
   sched.advance_time(300ms);
   sched.run();
@@ -242,9 +225,7 @@ TEST_F(lease_table_test, a_waiting_acquire_gets_the_slot_a_control_plane_query_f
   renew("b", 1, 0);
   for (int i = 0; i < 3; ++i) // the control plane's own queries fill the cluster
     ASSERT_TRUE(pg->try_acquire());
-  auto c = call("b", 2, 1);
-  c.wait_ms = 30'000;
-  auto waiting = ask<worker_api::acquire_answer>(atom::acquire::value, c);
+  auto waiting = acquire_waiting("b", 2, 1, 30'000);
   EXPECT_FALSE(*waiting); // parked
   sched.run();
   EXPECT_FALSE(*waiting); // nothing looks again by itself ...
@@ -266,9 +247,7 @@ TEST_F(lease_table_test, a_call_parked_in_a_takeovers_grace_is_granted_once_the_
   sched.run();
   EXPECT_EQ(pg->running(), 1u);
   renew("b", 1, 0);
-  auto c = call("b", 2, 1);
-  c.wait_ms = 1000;
-  auto waiting = ask<worker_api::acquire_answer>(atom::acquire::value, c);
+  auto waiting = acquire_waiting("b", 2, 1, 1000);
   EXPECT_FALSE(*waiting); // parked: nothing is granted in the grace
   renew("a", 1, 1);       // the last holder the record named
   ASSERT_TRUE(*waiting && **waiting); // no virtual time passed
@@ -323,9 +302,7 @@ TEST_F(lease_table_test, a_call_its_fair_share_holds_back_waits_instead_of_being
   EXPECT_EQ(pg->running(), 1u);
   // Two slots are free, but a is at its share: its call waits (an answer
   // at once would only bring the same call back at once, and again).
-  auto c = call("a", 4, 1);
-  c.wait_ms = 250;
-  auto waiting = ask<worker_api::acquire_answer>(atom::acquire::value, c);
+  auto waiting = acquire_waiting("a", 4, 1, 250);
   EXPECT_FALSE(*waiting);
   sched.advance_time(300ms);
   sched.run();
@@ -336,9 +313,7 @@ TEST_F(lease_table_test, a_call_its_fair_share_holds_back_waits_instead_of_being
 TEST_F(lease_table_test, a_call_parked_in_the_grace_is_granted_when_the_grace_ends) {
   start(500ms);
   renew("b", 1, 0);
-  auto c = call("b", 2, 1);
-  c.wait_ms = 1000;
-  auto waiting = ask<worker_api::acquire_answer>(atom::acquire::value, c);
+  auto waiting = acquire_waiting("b", 2, 1, 1000);
   EXPECT_FALSE(*waiting);
   sched.advance_time(600ms); // the grace is over, the call's wait is not
   sched.run();

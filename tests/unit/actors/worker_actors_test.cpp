@@ -6,9 +6,9 @@
 #include "actors/control/worker_registry.hpp"
 #include "actors/node/metrics.hpp"
 #include "actors/worker/control_plane_link.hpp"
+#include "tests/unit/actors/deterministic_test.hpp"
 
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 #include <gtest/gtest.h>
 
 using namespace qf;
@@ -16,26 +16,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-class worker_actors_test : public ::testing::Test {
+class worker_actors_test : public deterministic_test {
 protected:
-  worker_actors_test()
-    : sys(init(cfg)),
-      sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    // nop
-  }
-
   ~worker_actors_test() override {
     for (const auto& hdl : spawned)
       caf::anon_send_exit(hdl, caf::exit_reason::user_shutdown);
     sched.run();
-  }
-
-  worker_actors_test(const worker_actors_test&) = delete;
-  worker_actors_test& operator=(const worker_actors_test&) = delete;
-
-  static caf::actor_system_config& init(caf::actor_system_config& c) {
-    c.set("scheduler.policy", caf::atom("testing"));
-    return c;
   }
 
   template <class Handle>
@@ -61,9 +47,6 @@ protected:
     sched.run();
   }
 
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
   std::shared_ptr<metrics> stats = std::make_shared<metrics>();
   std::vector<caf::actor> spawned;
 };
